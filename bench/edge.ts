@@ -1,0 +1,95 @@
+/**
+ * The `edge` scenario: what the chat node's HTTP edge costs, against the cheapest possible server.
+ *
+ * A real node (embedded IdP, temp data dir) answers an authenticated
+ * GET /api/v1/tenants/acme/applications/support/me/capabilities; a bare uWebSockets.js server
+ * answers the same request with the same body bytes. Both are loaded with the same wrk settings;
+ * the goal is node req/s >= 0.6 x bare req/s.
+ *
+ * The node runs with its rate limits raised out of reach (the bench measures the limiter's cost,
+ * not its refusals) and with no CHAT_* setting inherited from the caller, so runs are comparable.
+ * The user token lives 10 minutes; the run refuses settings that would not finish well before.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startBare, type BareServer } from './lib/bare.ts';
+import { checkOnce, compareTargets, pairFigures, plannedSeconds } from './lib/compare.ts';
+import { devUserToken } from './lib/dev-token.ts';
+import { BenchError } from './lib/errors.ts';
+import { freePort, onExit, startTsx, type ManagedProcess } from './lib/processes.ts';
+import { goal, type Scenario } from './lib/scenario.ts';
+
+const ROUTE = '/api/v1/tenants/acme/applications/support/me/capabilities';
+const UNREACHABLE_RATE = '1000000000/60s';
+/** Time the run may take besides the measured load: start-ups, checks, margin. */
+const OVERHEAD_SECONDS = 60;
+const TOKEN_LIFETIME_SECONDS = 600;
+
+function nodeEnv(port: number, dataDir: string): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('CHAT_')) env[name] = value;
+  return {
+    ...env,
+    CHAT_HOST: '127.0.0.1',
+    CHAT_PORT: String(port),
+    CHAT_METRICS_PORT: '0',
+    CHAT_LOG_LEVEL: 'warn',
+    CHAT_DATA_DIR: dataDir,
+    CHAT_IDP: 'embedded',
+    CHAT_IDP_DEV_LOGIN: 'true',
+    CHAT_RATE_CLIENT: UNREACHABLE_RATE,
+    CHAT_RATE_SEND: UNREACHABLE_RATE,
+    CHAT_RATE_LOOKUP: UNREACHABLE_RATE,
+    CHAT_SHUTDOWN_GRACE_MS: '1000',
+  };
+}
+
+export const scenario: Scenario = {
+  name: 'edge',
+  description: 'authenticated GET through the chat node vs a bare uWS server with the same body (goal: ratio >= 0.6)',
+  async run(settings, log) {
+    const planned = plannedSeconds(2, settings);
+    if (planned + OVERHEAD_SECONDS > TOKEN_LIFETIME_SECONDS * 0.8) {
+      throw new BenchError(`edge: ${planned}s of load would outlive the 10-minute user token; lower BENCH_SECONDS, BENCH_ROUNDS or BENCH_WARMUP_SECONDS`);
+    }
+
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-edge-'));
+    const removeDataDir = (): void => rmSync(dataDir, { recursive: true, force: true });
+    onExit(removeDataDir);
+    let node: ManagedProcess | undefined;
+    let bare: BareServer | undefined;
+    try {
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      log(`starting the chat node on ${base} (data in ${dataDir})`);
+      node = await startTsx({ name: 'chat-node', file: 'src/main.ts', env: nodeEnv(port, dataDir), readyUrl: `${base}/readyz`, timeoutMs: 60_000 });
+
+      const access = await devUserToken({ idpBaseUrl: `${base}/idp`, userId: 'bob', clientId: 'acme-support-web', clientSecret: 'acme-support-web-secret' });
+      const deadline = access.expiresAt ?? Date.now() + TOKEN_LIFETIME_SECONDS * 1000;
+      if (Date.now() + (planned + 30) * 1000 > deadline) {
+        throw new BenchError(`edge: the access token expires in ${Math.round((deadline - Date.now()) / 1000)}s, before the ${planned}s run would end`);
+      }
+      const headers = { Authorization: `Bearer ${access.token}` };
+      const nodeTarget = { name: 'node', url: base + ROUTE, headers };
+      const body = await checkOnce(nodeTarget);
+      log(`${ROUTE} answered ${body.length} bytes; starting the bare server with the same body`);
+
+      bare = await startBare('bare-server', body);
+      const bareTarget = { name: 'bare', url: bare.baseUrl + ROUTE, headers };
+      if (!(await checkOnce(bareTarget)).equals(body)) throw new BenchError('edge: the bare server does not answer the same bytes as the node');
+
+      const measurements = await compareTargets([nodeTarget, bareTarget], settings, log);
+      const figures: Record<string, number> = { ...pairFigures(measurements, 'node', 'bare'), body_bytes: body.length };
+      return {
+        measurements,
+        figures,
+        goals: [goal('ratio', figures.ratio!, '>=', 0.6)],
+        notes: [`ratio = node req/s / bare req/s; both on this machine (${os.cpus().length} CPUs) with wrk -t1 -c${settings.connections}`],
+      };
+    } finally {
+      await Promise.all([node?.stop(), bare?.process.stop()]);
+      removeDataDir();
+    }
+  },
+};

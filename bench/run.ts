@@ -1,0 +1,93 @@
+/**
+ * Benchmark runner: `npm run bench -- <scenario...>` (tsx bench/run.ts <scenario...>).
+ *
+ * Progress goes to stderr; stdout gets a table per scenario and, last, one JSON line with every
+ * figure, for scripts and for comparing runs. Exit code: 0 when every scenario produced figures
+ * (goals missed are reported, and fail the run only with BENCH_STRICT=1), 1 when one failed,
+ * 2 for a usage error.
+ *
+ * Settings (environment): BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_WARMUP_SECONDS, BENCH_ROUNDS;
+ * BENCH_VERBOSE=1 echoes the children's output.
+ */
+import os from 'node:os';
+import { BenchError } from './lib/errors.ts';
+import { stopAll } from './lib/processes.ts';
+import { formatScenario } from './lib/report.ts';
+import { settingsFromEnv, type BenchSettings, type Goal, type Scenario } from './lib/scenario.ts';
+
+/** Adding a scenario is one line here and one module exporting `scenario`. */
+const SCENARIOS: Record<string, () => Promise<Scenario>> = {
+  edge: async () => (await import('./edge.ts')).scenario,
+  bare: async () => (await import('./lib/self-check.ts')).scenario,
+};
+
+interface Outcome {
+  figures?: Record<string, number>;
+  goals?: Goal[];
+  error?: string;
+}
+
+const log = (line: string): void => {
+  process.stderr.write(`bench: ${line}\n`);
+};
+
+function usage(): string {
+  return `usage: npm run bench -- <scenario...>\nscenarios: ${Object.keys(SCENARIOS).join(', ')}`;
+}
+
+async function main(names: string[]): Promise<number> {
+  const unknown = names.filter((n) => !(n in SCENARIOS));
+  if (names.length === 0 || unknown.length > 0) {
+    if (unknown.length) process.stderr.write(`unknown scenario: ${unknown.join(', ')}\n`);
+    process.stderr.write(`${usage()}\n`);
+    return 2;
+  }
+  let settings: BenchSettings;
+  try {
+    settings = settingsFromEnv();
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
+
+  const outcomes: Record<string, Outcome> = {};
+  let failed = false;
+  for (const name of names) {
+    const scenario = await SCENARIOS[name]!();
+    log(`${name}: ${scenario.description}`);
+    try {
+      const result = await scenario.run(settings, (line) => log(`${name}: ${line}`));
+      outcomes[name] = { figures: result.figures, goals: result.goals };
+      process.stdout.write(`${formatScenario(name, result)}\n\n`);
+    } catch (err) {
+      failed = true;
+      const message = err instanceof BenchError ? err.message : String((err as Error).stack ?? err);
+      outcomes[name] = { error: message.split('\n')[0] };
+      process.stdout.write(`== ${name}\nFAILED: ${message}\n\n`);
+    } finally {
+      await stopAll();
+    }
+  }
+
+  const summary = {
+    bench: {
+      at: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
+      settings,
+      scenarios: outcomes,
+    },
+  };
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  const missed = Object.values(outcomes).some((o) => o.goals?.some((g) => !g.pass));
+  if (failed) return 1;
+  return missed && process.env.BENCH_STRICT === '1' ? 3 : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  async (err: unknown) => {
+    process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
+    await stopAll();
+    process.exit(1);
+  },
+);

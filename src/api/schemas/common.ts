@@ -1,0 +1,24 @@
+/** Wire shapes shared by many operations. TypeBox gives the JSON Schema and the TS type at once. */
+import { Type, type TSchema } from '@sinclair/typebox';
+
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+/** Closed objects: a field the route does not accept is `invalid_request`. */
+export const Closed = { additionalProperties: false } as const;
+
+export const Id = Type.String({ minLength: 1, maxLength: 128 });
+export const DateTime = Type.String({ format: 'date-time' });
+
+export const ErrorBody = Type.Object(
+  {
+    status_code: Type.Integer(),
+    error: Type.String(),
+    message: Type.Union([Type.String(), Type.Array(Type.String())]),
+    path: Type.String(),
+    timestamp: DateTime,
+  },
+  { $id: 'ErrorBody' },
+);
+
+export const TenantParams = Type.Object({ tenant_id: Id }, Closed);
+export const ApplicationParams = Type.Object({ tenant_id: Id, application_id: Id }, Closed);

@@ -1,0 +1,15 @@
+/**
+ * What handlers may use, handed to every handler as `input.services`. Route declarations stay
+ * plain data (the OpenAPI writer loads them without starting anything).
+ */
+import type { Config } from '../config/index.ts';
+import type { IdentityService } from '../identity/identity-service.ts';
+import type { VapidKeys } from '../push/vapid.ts';
+
+export interface Services {
+  config: Config;
+  identity: IdentityService;
+  vapid: VapidKeys;
+  /** The OpenAPI document served at /openapi.json, built once at start. */
+  openapi: () => unknown;
+}

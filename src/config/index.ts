@@ -1,0 +1,169 @@
+/**
+ * Configuration: every setting comes from the environment, is validated here once, and the
+ * process refuses to start with one clear line per problem (see README's configuration table).
+ */
+import path from 'node:path';
+
+export interface RateRule {
+  limit: number;
+  windowSeconds: number;
+}
+
+export type IdpConfig =
+  | { driver: 'embedded'; fixturePath: string; devLogin: boolean }
+  | { driver: 'http'; url: string; timeoutMs: number; directoryKey: string };
+
+export type RateLimitConfig = { driver: 'memory' };
+
+export interface WebPushConfig {
+  enabled: boolean;
+  vapidPublicKey: string | null;
+  vapidPrivateKey: string | null;
+  subject: string;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Public base URL including `/api/v1`, as clients reach it (behind a load balancer too). */
+  publicBaseUrl: string;
+  /** False when derived from host and port (then fixed up with the real port after listen). */
+  publicBaseUrlExplicit: boolean;
+  dataDir: string;
+  metricsHost: string;
+  metricsPort: number;
+  logLevel: string;
+  idp: IdpConfig;
+  identityCacheTtlMs: number;
+  revocationPollMs: number;
+  tokenCacheSize: number;
+  bodyLimitBytes: number;
+  rateLimit: RateLimitConfig;
+  rates: { client: RateRule; send: RateRule; lookup: RateRule };
+  webPush: WebPushConfig;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const API_PREFIX = '/api/v1';
+export const TOKEN_AUDIENCE = 'chat-api';
+export const DEFAULT_FIXTURE = path.resolve(import.meta.dirname, '../idp/demo-fixture.json');
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string, fallback: string): string => {
+    const v = env[name];
+    return v === undefined || v === '' ? fallback : v;
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return Number(raw);
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
+    if (['0', 'false', 'off', 'no'].includes(raw)) return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+  const url = (name: string, value: string): string => {
+    try {
+      const u = new URL(value);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+      return value.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${name} must be an absolute http(s) URL (got "${value}")`);
+      return value;
+    }
+  };
+  const rate = (name: string, fallback: RateRule): RateRule => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const m = /^(\d+)\/(\d+)s$/.exec(raw);
+    if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) {
+      problems.push(`${name} must look like "<count>/<seconds>s", for example "600/60s" (got "${raw}")`);
+      return fallback;
+    }
+    return { limit: Number(m[1]), windowSeconds: Number(m[2]) };
+  };
+
+  const host = str('CHAT_HOST', '127.0.0.1');
+  const port = int('CHAT_PORT', 8080, 0, 65535);
+  const publicBaseUrl = url('CHAT_PUBLIC_BASE_URL', str('CHAT_PUBLIC_BASE_URL', `http://${host}:${port}${API_PREFIX}`));
+  if (!publicBaseUrl.endsWith(API_PREFIX)) problems.push(`CHAT_PUBLIC_BASE_URL must end with ${API_PREFIX} (got "${publicBaseUrl}")`);
+
+  const idpDriver = str('CHAT_IDP', 'embedded');
+  let idp: IdpConfig;
+  if (idpDriver === 'embedded') {
+    idp = { driver: 'embedded', fixturePath: path.resolve(str('CHAT_IDP_FIXTURE', DEFAULT_FIXTURE)), devLogin: bool('CHAT_IDP_DEV_LOGIN', true) };
+  } else if (idpDriver === 'http') {
+    const raw = env.CHAT_IDP_URL;
+    if (!raw) problems.push('CHAT_IDP_URL is required when CHAT_IDP=http');
+    idp = {
+      driver: 'http',
+      url: url('CHAT_IDP_URL', raw ?? 'http://127.0.0.1:8081'),
+      timeoutMs: int('CHAT_IDP_TIMEOUT_MS', 2000, 50, 60000),
+      directoryKey: str('CHAT_IDP_DIRECTORY_KEY', 'dev-directory-key'),
+    };
+  } else {
+    problems.push(`CHAT_IDP must be "embedded" or "http" (got "${idpDriver}")`);
+    idp = { driver: 'embedded', fixturePath: DEFAULT_FIXTURE, devLogin: true };
+  }
+
+  const rateDriver = str('CHAT_RATE_LIMIT_DRIVER', 'memory');
+  if (rateDriver !== 'memory') problems.push(`CHAT_RATE_LIMIT_DRIVER must be "memory" (got "${rateDriver}")`);
+
+  const webPushEnabled = bool('CHAT_WEB_PUSH', true);
+  const vapidPublicKey = env.CHAT_VAPID_PUBLIC_KEY || null;
+  const vapidPrivateKey = env.CHAT_VAPID_PRIVATE_KEY || null;
+  if ((vapidPublicKey === null) !== (vapidPrivateKey === null)) {
+    problems.push('CHAT_VAPID_PUBLIC_KEY and CHAT_VAPID_PRIVATE_KEY must be set together (or neither, to generate and persist a pair)');
+  }
+  const subject = str('CHAT_VAPID_SUBJECT', 'mailto:chat-admin@example.com');
+  if (!/^(mailto:|https:)/.test(subject)) problems.push(`CHAT_VAPID_SUBJECT must be a mailto: or https: URL (got "${subject}")`);
+
+  const logLevel = str('CHAT_LOG_LEVEL', 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    problems.push(`CHAT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "${logLevel}")`);
+  }
+
+  const config: Config = {
+    host,
+    port,
+    publicBaseUrl,
+    publicBaseUrlExplicit: Boolean(env.CHAT_PUBLIC_BASE_URL),
+    dataDir: path.resolve(str('CHAT_DATA_DIR', './data')),
+    metricsHost: str('CHAT_METRICS_HOST', '127.0.0.1'),
+    metricsPort: int('CHAT_METRICS_PORT', 9464, 0, 65535),
+    logLevel,
+    idp,
+    identityCacheTtlMs: int('CHAT_IDENTITY_CACHE_TTL_MS', 30000, 0, 3600000),
+    revocationPollMs: int('CHAT_REVOCATION_POLL_MS', 2000, 100, 600000),
+    tokenCacheSize: int('CHAT_TOKEN_CACHE_SIZE', 100000, 0, 10000000),
+    bodyLimitBytes: int('CHAT_BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
+    rateLimit: { driver: 'memory' },
+    rates: {
+      client: rate('CHAT_RATE_CLIENT', { limit: 600, windowSeconds: 60 }),
+      send: rate('CHAT_RATE_SEND', { limit: 30, windowSeconds: 10 }),
+      lookup: rate('CHAT_RATE_LOOKUP', { limit: 20, windowSeconds: 10 }),
+    },
+    webPush: { enabled: webPushEnabled, vapidPublicKey, vapidPrivateKey, subject },
+    shutdownGraceMs: int('CHAT_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

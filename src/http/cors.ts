@@ -1,0 +1,76 @@
+/**
+ * CORS exactly as the contract says (docs/cors.md):
+ * - application routes: origins registered on that application's client;
+ * - the tenant's presence and push-device routes: origins registered on any client of the tenant;
+ * - the VAPID key route: any origin, GET only;
+ * - account, tenant list, tenant capabilities, administration: no CORS headers at all.
+ * Allowed origins get the origin echoed back (never `*` with credentials; no credentials at all).
+ * An origin that is not registered gets no CORS headers, so the browser blocks the response.
+ */
+import type { AnyRoute, CorsPolicy } from '../api/route.ts';
+import type { IdentityService } from '../identity/identity-service.ts';
+
+export const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE';
+export const ALLOWED_HEADERS = 'Content-Type, Authorization, Idempotency-Key, Last-Event-ID';
+export const EXPOSED_HEADERS = 'Retry-After, RateLimit, RateLimit-Policy, X-Request-Id';
+const PREFLIGHT_MAX_AGE = '600';
+
+/** Is `origin` registered for the context of this request? IdP trouble means "no" (fail closed). */
+export async function originAllowed(
+  identity: IdentityService,
+  policy: CorsPolicy,
+  params: Record<string, string>,
+  origin: string,
+): Promise<boolean> {
+  try {
+    switch (policy) {
+      case 'none':
+        return false;
+      case 'public-read':
+        return true;
+      case 'application': {
+        const tenantId = params.tenant_id;
+        const appId = params.application_id;
+        if (tenantId === undefined || appId === undefined) return false;
+        const q = { tenant_id: tenantId, application_id: appId };
+        const answer = identity.peekContext(q) ?? (await identity.context(q));
+        return answer.application?.allowed_origins.includes(origin) ?? false;
+      }
+      case 'tenant': {
+        const tenantId = params.tenant_id;
+        if (tenantId === undefined) return false;
+        const apps = identity.peekApplications(tenantId) ?? (await identity.applications(tenantId));
+        return apps.some((a) => a.allowed_origins.includes(origin));
+      }
+    }
+  } catch {
+    return false;
+  }
+}
+
+/** Headers for an actual (non-preflight) response to an allowed origin. */
+export function corsHeaders(policy: CorsPolicy, origin: string): Record<string, string> {
+  if (policy === 'public-read') {
+    return { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
+  }
+  return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSED_HEADERS, Vary: 'Origin' };
+}
+
+/** Headers answering a preflight for the routes sharing one path. */
+export function preflightHeaders(policy: CorsPolicy, origin: string): Record<string, string> {
+  const base = {
+    'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+    'Access-Control-Max-Age': PREFLIGHT_MAX_AGE,
+  };
+  if (policy === 'public-read') {
+    return { ...base, 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET' };
+  }
+  return { ...base, 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Methods': ALLOWED_METHODS, Vary: 'Origin' };
+}
+
+/** The policy governing a path: routes on one path share it; `none` wins if any route says so. */
+export function pathPolicy(routes: AnyRoute[], requestedMethod: string): CorsPolicy {
+  const route = routes.find((r) => r.method === requestedMethod);
+  if (route) return route.cors;
+  return 'none';
+}

@@ -1,0 +1,31 @@
+/** `npm start`: one chat node from environment configuration; SIGTERM/SIGINT stop it gracefully. */
+import { ConfigError, loadConfig } from './config/index.ts';
+import { startNode } from './node.ts';
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`chat node not started: ${err.message}\n`);
+    process.exit(2);
+  }
+  throw err;
+}
+
+const node = await startNode(config);
+let stopping = false;
+for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(sig, () => {
+    if (stopping) return;
+    stopping = true;
+    node.log.info({ signal: sig }, 'shutting down');
+    node.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        node.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  });
+}

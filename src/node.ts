@@ -1,0 +1,102 @@
+/**
+ * One chat node: wires configuration, drivers and the edge, listens, and shuts down gracefully.
+ * `npm start` runs this through src/main.ts; tests start it as a child process the same way.
+ */
+import uWS, { type TemplatedApp, type us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { buildOpenApi } from './api/openapi.ts';
+import { ROUTES } from './api/routes/index.ts';
+import type { Services } from './api/services.ts';
+import { API_PREFIX, type Config } from './config/index.ts';
+import { ApiError } from './errors/catalog.ts';
+import { Edge } from './http/edge.ts';
+import { sendError, type Exchange } from './http/respond.ts';
+import { createIdentityDirectory } from './identity/index.ts';
+import { IdentityService } from './identity/identity-service.ts';
+import { createLogger, type Logger } from './log/index.ts';
+import { Metrics } from './metrics/index.ts';
+import { loadVapidKeys } from './push/vapid.ts';
+import { createRateLimiter } from './ratelimit/index.ts';
+
+export interface RunningNode {
+  port: number;
+  metricsPort: number;
+  publicBaseUrl: string;
+  log: Logger;
+  /** Stops taking requests, waits for those in flight (up to the grace period), closes drivers. */
+  close(): Promise<void>;
+}
+
+export async function startNode(config: Config): Promise<RunningNode> {
+  const log = createLogger(config.logLevel);
+  const metrics = new Metrics();
+  const app: TemplatedApp = uWS.App();
+  let ready = false;
+  let edge: Edge | null = null;
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(config.host, config.port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
+  });
+  const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
+  const publicBaseUrl = config.publicBaseUrlExplicit ? config.publicBaseUrl : `http://${config.host}:${port}${API_PREFIX}`;
+  const cfg: Config = { ...config, port, publicBaseUrl };
+
+  const { directory, mount } = await createIdentityDirectory(cfg, log);
+  mount?.(app);
+  const identity = new IdentityService(directory, {
+    cacheTtlMs: cfg.identityCacheTtlMs,
+    revocationPollMs: cfg.revocationPollMs,
+    tokenCacheSize: cfg.tokenCacheSize,
+  }, metrics, log);
+  await identity.start();
+  const rateLimiter = createRateLimiter(cfg.rateLimit);
+  const vapid = loadVapidKeys(cfg.webPush, cfg.dataDir);
+  const openapi = buildOpenApi(ROUTES);
+  const services: Services = { config: cfg, identity, vapid, openapi: () => openapi };
+  edge = new Edge(ROUTES, { config: cfg, identity, rateLimiter, metrics, log, services });
+
+  const live = edge;
+  app.any(`${API_PREFIX}/*`, live.handle);
+  app.any(API_PREFIX, live.handle);
+  app.get('/healthz', (res) => {
+    res.writeHeader('Content-Type', 'application/json').end('{"status":"ok"}');
+  });
+  app.get('/readyz', (res) => {
+    if (ready) res.writeHeader('Content-Type', 'application/json').end('{"status":"ready"}');
+    else res.writeStatus('503 Service Unavailable').writeHeader('Content-Type', 'application/json').end('{"status":"not_ready"}');
+  });
+  app.any('/*', (res, req) => {
+    const ex: Exchange = { res, aborted: false, done: false, headers: {}, status: 0 };
+    res.onAborted(() => (ex.aborted = true));
+    const url = req.getUrl();
+    sendError(ex, new ApiError('not_found', `no route for ${req.getMethod().toUpperCase()} ${url}; the API lives under ${API_PREFIX}`), url);
+  });
+
+  const metricsServer = await metrics.listen(cfg.metricsHost, cfg.metricsPort);
+  ready = true;
+  log.info(
+    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver }, web_push: vapid.publicKey !== '' },
+    'chat node listening',
+  );
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    metricsPort: metricsServer.port,
+    publicBaseUrl,
+    log,
+    close() {
+      closing ??= (async () => {
+        ready = false;
+        uWS.us_listen_socket_close(listenSocket);
+        const deadline = Date.now() + cfg.shutdownGraceMs;
+        while (live.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        if (live.inflight > 0) log.warn({ inflight: live.inflight }, 'shutdown grace period over with requests in flight');
+        await identity.close();
+        await rateLimiter.close();
+        await metricsServer.close();
+        log.info('chat node stopped');
+      })();
+      return closing;
+    },
+  };
+}

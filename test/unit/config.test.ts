@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config/index.ts';
+
+test('defaults: embedded node on 127.0.0.1:8080 under /api/v1', () => {
+  const c = loadConfig({});
+  assert.equal(c.host, '127.0.0.1');
+  assert.equal(c.port, 8080);
+  assert.equal(c.publicBaseUrl, 'http://127.0.0.1:8080/api/v1');
+  assert.equal(c.idp.driver, 'embedded');
+  assert.deepEqual(c.rates.client, { limit: 600, windowSeconds: 60 });
+  assert.deepEqual(c.rates.send, { limit: 30, windowSeconds: 10 });
+  assert.deepEqual(c.rates.lookup, { limit: 20, windowSeconds: 10 });
+  assert.equal(c.bodyLimitBytes, 256 * 1024);
+});
+
+test('every wrong setting is reported at once, clearly', () => {
+  assert.throws(
+    () => loadConfig({ CHAT_PORT: 'eighty', CHAT_IDP: 'ldap', CHAT_RATE_SEND: '30 per 10', CHAT_PUBLIC_BASE_URL: 'ftp://x/api/v1', CHAT_LOG_LEVEL: 'loud' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.equal(err.problems.length, 5, err.message);
+      assert.match(err.message, /CHAT_PORT must be an integer/);
+      assert.match(err.message, /CHAT_IDP must be "embedded" or "http"/);
+      assert.match(err.message, /CHAT_RATE_SEND must look like/);
+      assert.match(err.message, /CHAT_PUBLIC_BASE_URL must be an absolute http\(s\) URL/);
+      assert.match(err.message, /CHAT_LOG_LEVEL must be one of/);
+      return true;
+    },
+  );
+});
+
+test('the http identity driver needs its URL', () => {
+  assert.throws(() => loadConfig({ CHAT_IDP: 'http' }), /CHAT_IDP_URL is required/);
+  const c = loadConfig({ CHAT_IDP: 'http', CHAT_IDP_URL: 'http://idp.internal:8081/' });
+  assert.deepEqual(c.idp, { driver: 'http', url: 'http://idp.internal:8081', timeoutMs: 2000, directoryKey: 'dev-directory-key' });
+});
+
+test('VAPID keys come in pairs; the public base URL must end with /api/v1', () => {
+  assert.throws(() => loadConfig({ CHAT_VAPID_PUBLIC_KEY: 'abc' }), /must be set together/);
+  assert.throws(() => loadConfig({ CHAT_PUBLIC_BASE_URL: 'https://chat.example.com/' }), /must end with \/api\/v1/);
+  assert.equal(loadConfig({ CHAT_PUBLIC_BASE_URL: 'https://chat.example.com/api/v1' }).publicBaseUrl, 'https://chat.example.com/api/v1');
+});
