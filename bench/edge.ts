@@ -55,8 +55,7 @@ export const scenario: Scenario = {
     }
 
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-edge-'));
-    const removeDataDir = (): void => rmSync(dataDir, { recursive: true, force: true });
-    onExit(removeDataDir);
+    const removeDataDir = onExit(() => rmSync(dataDir, { recursive: true, force: true }));
     let node: ManagedProcess | undefined;
     let bare: BareServer | undefined;
     try {

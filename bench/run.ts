@@ -11,7 +11,7 @@
  */
 import os from 'node:os';
 import { BenchError } from './lib/errors.ts';
-import { stopAll } from './lib/processes.ts';
+import { cpuPinning, stopAll } from './lib/processes.ts';
 import { formatScenario } from './lib/report.ts';
 import { settingsFromEnv, type BenchSettings, type Goal, type Scenario } from './lib/scenario.ts';
 
@@ -50,6 +50,9 @@ async function main(names: string[]): Promise<number> {
     return 2;
   }
 
+  const [load1] = os.loadavg();
+  if (load1 !== undefined && load1 > 0.5) log(`warning: load average is ${load1.toFixed(2)} before starting; figures will be noisy`);
+
   const outcomes: Record<string, Outcome> = {};
   let failed = false;
   for (const name of names) {
@@ -72,7 +75,7 @@ async function main(names: string[]): Promise<number> {
   const summary = {
     bench: {
       at: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
+      machine: { cpus: os.availableParallelism(), node: process.version, platform: `${process.platform}-${process.arch}`, loadavg1_before: load1, cpu_pinning: cpuPinning() },
       settings,
       scenarios: outcomes,
     },

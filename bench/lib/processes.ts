@@ -20,6 +20,12 @@ export const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 const live = new Set<ChildProcess>();
 const exitCleanups: Array<() => void> = [];
 let handlersInstalled = false;
+let interruptedBy: NodeJS.Signals | null = null;
+
+/** Throws once the harness was interrupted, so that no new child or load run starts while it winds down. */
+export function assertNotInterrupted(): void {
+  if (interruptedBy !== null) throw new BenchError(`interrupted (${interruptedBy})`);
+}
 
 const alive = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
 
@@ -38,6 +44,8 @@ function installHandlers(): void {
   });
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     process.on(signal, () => {
+      if (interruptedBy !== null) return;
+      interruptedBy = signal;
       process.stderr.write(`\nbench: ${signal}, stopping ${live.size} child process(es)\n`);
       void stopAll().finally(() => process.exit(code));
     });
@@ -51,10 +59,19 @@ export function track(child: ChildProcess): void {
   child.once('exit', () => live.delete(child));
 }
 
-/** Registers a synchronous cleanup to run at process exit (after children are killed). */
-export function onExit(cleanup: () => void): void {
+/**
+ * Registers a synchronous cleanup to run at process exit (after children are killed). Returns
+ * a function that runs it now instead (once) and unregisters it.
+ */
+export function onExit(cleanup: () => void): () => void {
   installHandlers();
   exitCleanups.push(cleanup);
+  return () => {
+    const i = exitCleanups.indexOf(cleanup);
+    if (i === -1) return;
+    exitCleanups.splice(i, 1);
+    cleanup();
+  };
 }
 
 async function terminate(child: ChildProcess, graceMs: number): Promise<void> {
@@ -121,6 +138,7 @@ export interface StartOptions {
 /** Starts `node --import tsx <file>` and resolves once it is ready; rejects (and kills it) if it exits or times out first. */
 export async function startTsx(options: StartOptions): Promise<ManagedProcess> {
   const { name, timeoutMs = 30_000 } = options;
+  assertNotInterrupted();
   const [command, args] = pinnedCommand('target', process.execPath, ['--import', 'tsx', options.file, ...(options.args ?? [])]);
   const child = spawn(command, args, {
     cwd: REPO_ROOT,
@@ -150,7 +168,8 @@ export async function startTsx(options: StartOptions): Promise<ManagedProcess> {
   });
 
   const exitedEarly = new Promise<never>((_, reject) => {
-    child.once('exit', (code, signal) => reject(new BenchError(`${name} exited before it was ready (${signal ?? `code ${code}`}):\n${tail()}`)));
+    // 'close' rather than 'exit': by then the pipes are drained, so the tail holds the last words.
+    child.once('close', (code, signal) => reject(new BenchError(`${name} exited before it was ready (${signal ?? `code ${code}`}):\n${tail()}`)));
     child.once('error', (err) => reject(new BenchError(`${name} could not start: ${err.message}`)));
   });
   exitedEarly.catch(() => undefined);
@@ -178,6 +197,7 @@ export async function startTsx(options: StartOptions): Promise<ManagedProcess> {
     }
     return matched;
   })();
+  ready.catch(() => undefined); // It may settle after the race is lost; the race reports.
 
   try {
     return managed(await Promise.race([ready, exitedEarly, timedOut]));

@@ -10,11 +10,12 @@
  * callers check a target answers 2xx once before loading it (see checkOnce in compare.ts).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BenchError } from './errors.ts';
-import { pinnedCommand, track } from './processes.ts';
+import { assertNotInterrupted, onExit, pinnedCommand, track } from './processes.ts';
 
 export interface HttpTarget {
   url: string;
@@ -132,7 +133,9 @@ export function ensureWrk(command = 'wrk'): void {
 /** Runs wrk once against `options.url`; throws BenchError if wrk is missing, fails, or saw errors. */
 export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   ensureWrk();
+  assertNotInterrupted();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-wrk-'));
+  const removeDir = onExit(() => rmSync(dir, { recursive: true, force: true }));
   try {
     const script = path.join(dir, 'request.lua');
     await writeFile(script, wrkScript(options));
@@ -148,11 +151,13 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
       options.url,
     ];
     const { code, stdout, stderr } = await runProcess('wrk', args, (options.seconds + 30) * 1000);
+    // wrk reports and exits 0 when interrupted too: such a truncated run is not a measurement.
+    assertNotInterrupted();
     if (code !== 0) throw new BenchError(`wrk ${args.join(' ')} failed (exit ${code}):\n${stderr || stdout}`);
     const result = parseWrkOutput(stdout);
     const what = `${options.method ?? 'GET'} ${options.url}`;
     if (result.non2xx > 0) {
-      throw new BenchError(`${what}: ${result.non2xx} of ${result.requests} responses were errors; figures discarded (a benchmark of errors is worthless)`);
+      throw new BenchError(`${what}: ${result.non2xx} of ${result.requests} responses had an error status; figures discarded (a benchmark of errors is worthless)`);
     }
     if (totalSocketErrors(result.socketErrors) > 0) {
       const e = result.socketErrors;
@@ -160,7 +165,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
     }
     return result;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    removeDir();
   }
 }
 

@@ -73,11 +73,11 @@ export class DevIdp {
   private readonly revocationLog: RevocationLog;
   private readonly oauth: OAuthService;
   private readonly directoryKeys: Buffer[];
-
   private readonly keys: KeyRing;
 
   /** Ready at once: the first signing key is generated here. */
   constructor(
+    /** The fixture as loaded; treat as read-only (the directory answers are built from it). */
     readonly fixture: Fixture,
     options: DevIdpOptions,
   ) {

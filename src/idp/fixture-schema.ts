@@ -138,7 +138,6 @@ export const ServiceClientSchema = Type.Object(
 
 export const FixtureSchema = Type.Object(
   {
-    $schema: Type.Optional(Type.String()),
     resource_identifier: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
     directory_api_keys: Type.Array(Type.String({ minLength: 8, maxLength: 500 })),
     capabilities: Type.Array(CapabilitySchema),
@@ -169,7 +168,7 @@ export type FixtureServiceClient = Static<typeof ServiceClientSchema>;
 export type FixtureMachineClient = Static<typeof MachineClientSchema> & { token_ttl_seconds: number };
 
 /** A loaded fixture: defaults applied, references checked. */
-export interface Fixture extends Omit<FixtureInput, '$schema' | 'resource_identifier' | 'clients'> {
+export interface Fixture extends Omit<FixtureInput, 'resource_identifier' | 'clients'> {
   resource_identifier: string;
   clients: (FixtureMachineClient | FixtureServiceClient)[];
 }

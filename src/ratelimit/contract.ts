@@ -99,6 +99,17 @@ export function rateLimiterContract(name: string, make: () => Promise<RateLimite
       }
     });
 
+    run('concurrent hits on one key never overshoot the limit', async (rl, key) => {
+      const rule = { limit: 10, windowSeconds: 10 };
+      const t = windowStart(rule) + 10;
+      const decisions = await Promise.all(Array.from({ length: 25 }, () => rl.consume(key('a'), rule, t)));
+      assert.equal(decisions.filter((d) => d.allowed).length, 10);
+      assert.deepEqual(
+        decisions.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => b - a),
+        [9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+      );
+    });
+
     run('keys are independent', async (rl, key) => {
       const rule = { limit: 2, windowSeconds: 10 };
       const t = windowStart(rule) + 5;
