@@ -10,6 +10,7 @@
  * not its refusals) and with no CHAT_* setting inherited from the caller, so runs are comparable.
  * The user token lives 10 minutes; the run refuses settings that would not finish well before.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,6 +46,12 @@ function nodeEnv(port: number, dataDir: string): Record<string, string | undefin
   };
 }
 
+/** The node is measured as `npm start` runs it: the esbuild bundle in dist/. */
+export function buildNode(log: (line: string) => void): void {
+  log('building dist/ (npm run build)');
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
 export const scenario: Scenario = {
   name: 'edge',
   description: 'authenticated GET through the chat node vs a bare uWS server with the same body (goal: ratio >= 0.6)',
@@ -62,7 +69,8 @@ export const scenario: Scenario = {
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
       log(`starting the chat node on ${base} (data in ${dataDir})`);
-      node = await startTsx({ name: 'chat-node', file: 'src/main.ts', env: nodeEnv(port, dataDir), readyUrl: `${base}/readyz`, timeoutMs: 60_000 });
+      buildNode(log);
+      node = await startTsx({ name: 'chat-node', file: 'dist/main.mjs', env: nodeEnv(port, dataDir), readyUrl: `${base}/readyz`, timeoutMs: 60_000 });
 
       const access = await devUserToken({ idpBaseUrl: `${base}/idp`, userId: 'bob', clientId: 'acme-support-web', clientSecret: 'acme-support-web-secret' });
       const deadline = access.expiresAt ?? Date.now() + TOKEN_LIFETIME_SECONDS * 1000;

@@ -139,7 +139,9 @@ export interface StartOptions {
 export async function startTsx(options: StartOptions): Promise<ManagedProcess> {
   const { name, timeoutMs = 30_000 } = options;
   assertNotInterrupted();
-  const [command, args] = pinnedCommand('target', process.execPath, ['--import', 'tsx', options.file, ...(options.args ?? [])]);
+  // Built bundles (.mjs, from `npm run build`) run on plain node, as `npm start` runs them; sources go through tsx.
+  const loader = options.file.endsWith('.mjs') ? [] : ['--import', 'tsx'];
+  const [command, args] = pinnedCommand('target', process.execPath, [...loader, options.file, ...(options.args ?? [])]);
   const child = spawn(command, args, {
     cwd: REPO_ROOT,
     env: options.env,

@@ -78,6 +78,8 @@ export interface RouteDef<S extends RouteSchemas = RouteSchemas> {
   status: 200 | 201 | 204;
   /** Route-specific error codes; the generic ones are derived from the declaration (errors.ts). */
   errors: ErrorCode[];
+  /** Request headers the handler reads (lower-case), e.g. `idempotency-key`; others are not read. */
+  headers?: string[];
   /** Extra per-user rate limit rule applied to this operation. */
   rateLimit?: 'send' | 'lookup';
   /** Method syntax on purpose: lets a RouteDef<S> be stored as an AnyRoute. */

@@ -3,6 +3,7 @@
  * process refuses to start with one clear line per problem (see README's configuration table).
  */
 import path from 'node:path';
+import { PROJECT_ROOT } from './paths.ts';
 
 export interface RateRule {
   limit: number;
@@ -53,7 +54,7 @@ export class ConfigError extends Error {
 
 export const API_PREFIX = '/api/v1';
 export const TOKEN_AUDIENCE = 'chat-api';
-export const DEFAULT_FIXTURE = path.resolve(import.meta.dirname, '../idp/demo-fixture.json');
+export const DEFAULT_FIXTURE = path.join(PROJECT_ROOT, 'src/idp/demo-fixture.json');
 
 type Env = Record<string, string | undefined>;
 

@@ -9,42 +9,43 @@
  */
 import type { AnyRoute, CorsPolicy } from '../api/route.ts';
 import type { IdentityService } from '../identity/identity-service.ts';
+import type { ApplicationRecord, ContextAnswer } from '../identity/types.ts';
 
 export const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE';
 export const ALLOWED_HEADERS = 'Content-Type, Authorization, Idempotency-Key, Last-Event-ID';
 export const EXPOSED_HEADERS = 'Retry-After, RateLimit, RateLimit-Policy, X-Request-Id';
 const PREFLIGHT_MAX_AGE = '600';
 
-/** Is `origin` registered for the context of this request? IdP trouble means "no" (fail closed). */
-export async function originAllowed(
+/**
+ * Is `origin` registered for the context of this request? Answers synchronously from the identity
+ * cache when it can. IdP trouble means "no" (fail closed).
+ */
+export function originAllowed(
   identity: IdentityService,
   policy: CorsPolicy,
   params: Record<string, string>,
   origin: string,
-): Promise<boolean> {
-  try {
-    switch (policy) {
-      case 'none':
-        return false;
-      case 'public-read':
-        return true;
-      case 'application': {
-        const tenantId = params.tenant_id;
-        const appId = params.application_id;
-        if (tenantId === undefined || appId === undefined) return false;
-        const q = { tenant_id: tenantId, application_id: appId };
-        const answer = identity.peekContext(q) ?? (await identity.context(q));
-        return answer.application?.allowed_origins.includes(origin) ?? false;
-      }
-      case 'tenant': {
-        const tenantId = params.tenant_id;
-        if (tenantId === undefined) return false;
-        const apps = identity.peekApplications(tenantId) ?? (await identity.applications(tenantId));
-        return apps.some((a) => a.allowed_origins.includes(origin));
-      }
+): boolean | Promise<boolean> {
+  const tenantId = params.tenant_id;
+  switch (policy) {
+    case 'none':
+      return false;
+    case 'public-read':
+      return true;
+    case 'application': {
+      const appId = params.application_id;
+      if (tenantId === undefined || appId === undefined) return false;
+      const q = { tenant_id: tenantId, application_id: appId };
+      const has = (a: ContextAnswer): boolean => a.application?.allowed_origins.includes(origin) ?? false;
+      const hit = identity.peekContext(q);
+      return hit ? has(hit) : identity.context(q).then(has, () => false);
     }
-  } catch {
-    return false;
+    case 'tenant': {
+      if (tenantId === undefined) return false;
+      const has = (apps: ApplicationRecord[]): boolean => apps.some((a) => a.allowed_origins.includes(origin));
+      const hit = identity.peekApplications(tenantId);
+      return hit ? has(hit) : identity.applications(tenantId).then(has, () => false);
+    }
   }
 }
 

@@ -22,7 +22,7 @@ import { API_PREFIX } from '../config/index.ts';
 import { ApiError } from '../errors/catalog.ts';
 import { checkContext, checkPrincipal, type AccessContext } from '../identity/access.ts';
 import { toApiError, type IdentityService } from '../identity/identity-service.ts';
-import type { Principal } from '../identity/types.ts';
+import type { ContextQuery, Principal } from '../identity/types.ts';
 import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
@@ -52,6 +52,23 @@ interface Incoming {
   kept: Record<string, string>;
 }
 
+/** The state one request carries through the steps of `Edge.run`. */
+interface Step {
+  ex: Exchange;
+  inc: Incoming;
+  c: CompiledRoute;
+  params: Record<string, string>;
+  bodyPromise: Promise<Buffer> | null;
+  principal: Principal | null;
+  raw: Buffer | null;
+  parsed: unknown;
+  query: Record<string, string>;
+  access: AccessContext | null;
+  result: unknown;
+}
+
+const STEP_COUNT = 10;
+
 export interface EdgeDeps {
   config: Config;
   identity: IdentityService;
@@ -61,7 +78,8 @@ export interface EdgeDeps {
   services: Services;
 }
 
-const KEPT_HEADERS = ['idempotency-key', 'last-event-id', 'access-control-request-method'];
+const PREFLIGHT_HEADERS = ['access-control-request-method'];
+const NO_HEADERS: string[] = [];
 
 export class Edge {
   private readonly router: Router;
@@ -82,143 +100,209 @@ export class Edge {
     }
   }
 
-  /** The uWS handler for `${API_PREFIX}/*`. */
+  /** The uWS handler for `${API_PREFIX}/*`. Headers are read here, synchronously, and only those needed. */
   readonly handle = (res: HttpResponse, req: HttpRequest): void => {
     const started = performance.now();
     const url = req.getUrl();
+    const method = req.getMethod().toUpperCase();
+    const rel = url.slice(API_PREFIX.length) || '/';
+    const match = method === 'OPTIONS' ? null : this.router.match(method, rel);
+    const route = match?.kind === 'found' ? match.route : null;
     const incoming: Incoming = {
-      method: req.getMethod().toUpperCase(),
+      method,
       path: url,
       query: req.getQuery() ?? '',
-      authorization: req.getHeader('authorization'),
-      contentType: req.getHeader('content-type'),
-      contentLength: req.getHeader('content-length'),
+      authorization: route && !route.audience.includes('public') ? req.getHeader('authorization') : '',
+      contentType: route?.schemas.body ? req.getHeader('content-type') : '',
+      contentLength: route?.schemas.body ? req.getHeader('content-length') : '',
       origin: req.getHeader('origin'),
       requestId: requestIdFrom(req.getHeader('x-request-id')),
       kept: {},
     };
-    for (const h of KEPT_HEADERS) {
+    for (const h of method === 'OPTIONS' ? PREFLIGHT_HEADERS : (route?.headers ?? NO_HEADERS)) {
       const v = req.getHeader(h);
       if (v !== '') incoming.kept[h] = v;
     }
-    const ex: Exchange = { res, aborted: false, done: false, headers: { 'X-Request-Id': incoming.requestId }, status: 0 };
-    res.onAborted(() => {
-      ex.aborted = true;
-    });
+    const ex: Exchange = { res, aborted: false, done: false, headers: { 'X-Request-Id': incoming.requestId }, status: 0, inCallback: true };
     this.inflight++;
-    let template = 'unmatched';
-    const finish = (): void => {
-      this.inflight--;
-      this.deps.metrics.observeRequest(template, incoming.method, ex.status, (performance.now() - started) / 1000);
-    };
-    const rel = url.slice(API_PREFIX.length) || '/';
-    if (incoming.method === 'OPTIONS') {
+    if (match === null) {
       const routes = this.router.at(rel);
-      if (routes.length > 0) template = (routes[0] as AnyRoute).path;
-      void this.preflight(ex, incoming, rel, routes).finally(finish);
+      this.await(ex, routes.length > 0 ? (routes[0] as AnyRoute).path : 'unmatched', method, started, this.preflight(ex, incoming, rel, routes));
       return;
     }
-    const match = this.router.match(incoming.method, rel);
     if (match.kind === 'not_found') {
-      sendError(ex, new ApiError('not_found', `no route for ${incoming.method} ${url}`), url);
-      finish();
+      sendError(ex, new ApiError('not_found', `no route for ${method} ${url}`), url);
+      this.finish(ex, 'unmatched', method, started);
       return;
     }
     if (match.kind === 'method_not_allowed') {
-      template = (match.routes[0] as AnyRoute).path;
       const allow = [...match.allowed, 'OPTIONS'].join(', ');
-      sendError(ex, new ApiError('method_not_allowed', `${incoming.method} is not allowed here; allowed: ${allow}`, { Allow: allow }), url);
-      finish();
+      sendError(ex, new ApiError('method_not_allowed', `${method} is not allowed here; allowed: ${allow}`, { Allow: allow }), url);
+      this.finish(ex, (match.routes[0] as AnyRoute).path, method, started);
       return;
     }
-    template = match.route.path;
-    const c = this.compiled.get(match.route) as CompiledRoute;
-    void this.run(ex, incoming, c, match.params).finally(finish);
+    const pending = this.run(ex, incoming, this.compiled.get(match.route) as CompiledRoute, match.params);
+    if (pending) this.await(ex, match.route.path, method, started, pending);
+    else this.finish(ex, match.route.path, method, started);
   };
 
-  private async run(ex: Exchange, inc: Incoming, c: CompiledRoute, params: Record<string, string>): Promise<void> {
-    const { route } = c;
-    const { identity, config } = this.deps;
-    let bodyPromise: Promise<Buffer> | null = null;
+  /**
+   * The request waits (body, IdP, async handler): uWS needs an abort handler attached before the
+   * callback returns, and later writes must be corked. Requests answered at once skip all this.
+   */
+  private await(ex: Exchange, template: string, method: string, started: number, pending: Promise<void>): void {
+    ex.inCallback = false;
+    if (!ex.done) ex.res.onAborted(() => (ex.aborted = true));
+    void pending.finally(() => this.finish(ex, template, method, started));
+  }
+
+  private finish(ex: Exchange, template: string, method: string, started: number): void {
+    this.inflight--;
+    this.deps.metrics.observeRequest(template, method, ex.status, (performance.now() - started) / 1000);
+  }
+
+  /**
+   * Runs the steps of one request in order. Each step answers synchronously when it can (token
+   * and context cached, in-process rate limiter, synchronous handler) and with a promise
+   * otherwise; the loop only leaves the uWS callback at the first step that must wait, so a fully
+   * cached request is answered inside the callback with no promise, closure or microtask hop.
+   */
+  private run(ex: Exchange, inc: Incoming, c: CompiledRoute, params: Record<string, string>): void | Promise<void> {
+    const st: Step = { ex, inc, c, params, bodyPromise: null, principal: null, raw: null, parsed: undefined, query: {}, access: null, result: undefined };
+    return this.advance(st, 0);
+  }
+
+  private advance(st: Step, from: number): void | Promise<void> {
     try {
-      if (c.body) {
-        if (!isJsonContentType(inc.contentType)) {
-          // The body is not read; close the connection so its bytes do not poison the next request.
-          throw new ApiError('unsupported_media_type', 'send the request body as Content-Type: application/json');
+      for (let i = from; i < STEP_COUNT; i++) {
+        const pending = this.step(i, st);
+        if (pending instanceof Promise) {
+          return pending.then(
+            () => this.advance(st, i + 1),
+            (err: unknown) => this.fail(st.ex, st.inc, err, st.bodyPromise !== null),
+          );
         }
-        if (inc.contentLength !== '' && Number(inc.contentLength) > config.bodyLimitBytes) throw tooLarge(config.bodyLimitBytes);
-        bodyPromise = readBody(ex.res, config.bodyLimitBytes);
-        // Surface an over-limit body at once, even while authentication is still pending.
-        bodyPromise.catch(() => undefined);
       }
-      if (inc.origin !== '' && route.cors !== 'none') {
-        if (await originAllowed(identity, route.cors, params, inc.origin)) Object.assign(ex.headers, corsHeaders(route.cors, inc.origin));
-      }
-      const principal = route.audience.includes('public') ? null : await this.authenticate(inc.authorization);
-      if (principal) checkPrincipal(route, principal, params.tenant_id, params.application_id);
-      if (principal?.type === 'machine') await this.limit(ex, `client:${principal.client_id}`, 'client');
-
-      const raw = bodyPromise ? await bodyPromise : null;
-      const body = raw ? parseJson(raw) : undefined;
-      const query = c.query ? Object.fromEntries(new URLSearchParams(inc.query)) : {};
-      assertValid([
-        ...(c.path ? c.path.problems(params) : []),
-        ...(c.query ? c.query.problems(query) : []),
-        ...(c.body ? c.body.problems(body) : []),
-      ]);
-
-      const access = principal ? await this.access(route, principal, params) : null;
-      if (route.rateLimit && principal?.type === 'user') await this.limit(ex, `${route.rateLimit}:${principal.user_id}`, route.rateLimit);
-
-      const result = await route.handler({
-        params: params as never,
-        query: query as never,
-        body: body as never,
-        principal,
-        access,
-        requestId: ex.headers['X-Request-Id'] as string,
-        log: this.deps.log,
-        headers: inc.kept,
-        services: this.deps.services,
-      });
-      if (result instanceof Reply) sendJson(ex, result.status, result.body, result.headers);
-      else sendJson(ex, route.status, result);
     } catch (err) {
-      this.fail(ex, inc, err, bodyPromise !== null);
+      this.fail(st.ex, st.inc, err, st.bodyPromise !== null);
     }
   }
 
-  private async authenticate(authorization: string): Promise<Principal> {
-    const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(authorization);
-    if (!m) {
-      throw new ApiError('invalid_token', authorization === '' ? 'missing bearer token' : 'the Authorization header must be "Bearer <token>"');
+  private step(i: number, st: Step): void | Promise<unknown> {
+    const { route } = st.c;
+    switch (i) {
+      case 0: // the body: refuse what cannot be read, start reading the rest
+        if (st.c.body) {
+          const { config } = this.deps;
+          if (!isJsonContentType(st.inc.contentType)) {
+            // The body is not read; the connection is closed so its bytes do not poison the next request.
+            throw new ApiError('unsupported_media_type', 'send the request body as Content-Type: application/json');
+          }
+          if (st.inc.contentLength !== '' && Number(st.inc.contentLength) > config.bodyLimitBytes) throw tooLarge(config.bodyLimitBytes);
+          st.bodyPromise = readBody(st.ex.res, config.bodyLimitBytes);
+          // Keep an over-limit body from surfacing as an unhandled rejection while auth is pending.
+          st.bodyPromise.catch(() => undefined);
+        }
+        return;
+      case 1:
+        return this.cors(st.ex, st.inc, route, st.params);
+      case 2: {
+        if (route.audience.includes('public')) return;
+        const p = this.authenticate(st.inc.authorization);
+        if (p instanceof Promise) return p.then((v) => void (st.principal = v));
+        st.principal = p;
+        return;
+      }
+      case 3: // audience, scope, binding; then the per-client limit of machines
+        if (st.principal === null) return;
+        checkPrincipal(route, st.principal, st.params.tenant_id, st.params.application_id);
+        if (st.principal.type === 'machine') return this.limit(st.ex, `client:${st.principal.client_id}`, 'client');
+        return;
+      case 4:
+        if (st.bodyPromise) return st.bodyPromise.then((b) => void (st.raw = b));
+        return;
+      case 5: {
+        const { c } = st;
+        st.parsed = st.raw ? parseJson(st.raw) : undefined;
+        st.query = c.query ? parseQuery(st.inc.query) : {};
+        assertValid([
+          ...(c.path ? c.path.problems(st.params) : []),
+          ...(c.query ? c.query.problems(st.query) : []),
+          ...(c.body ? c.body.problems(st.parsed) : []),
+        ]);
+        return;
+      }
+      case 6: {
+        if (st.principal === null) return;
+        const a = this.access(route, st.principal, st.params);
+        if (a instanceof Promise) return a.then((v) => void (st.access = v));
+        st.access = a;
+        return;
+      }
+      case 7:
+        if (route.rateLimit && st.principal?.type === 'user') return this.limit(st.ex, `${route.rateLimit}:${st.principal.user_id}`, route.rateLimit);
+        return;
+      case 8: {
+        const r = route.handler({
+          params: st.params as never,
+          query: st.query as never,
+          body: st.parsed as never,
+          principal: st.principal,
+          access: st.access,
+          requestId: st.ex.headers['X-Request-Id'] as string,
+          log: this.deps.log,
+          headers: st.inc.kept,
+          services: this.deps.services,
+        });
+        if (r instanceof Promise) return r.then((v) => void (st.result = v));
+        st.result = r;
+        return;
+      }
+      case 9:
+        if (st.result instanceof Reply) sendJson(st.ex, st.result.status, st.result.body, st.result.headers);
+        else sendJson(st.ex, route.status, st.result);
+        return;
     }
-    const token = m[1] as string;
-    return this.deps.identity.verifier.cached(token) ?? (await this.deps.identity.verifier.verify(token));
   }
 
-  private async access(route: AnyRoute, p: Principal, params: Record<string, string>): Promise<AccessContext> {
+  /** Adds CORS headers when the request's Origin is registered for this route's context. */
+  private cors(ex: Exchange, inc: Incoming, route: AnyRoute, params: Record<string, string>): void | Promise<void> {
+    if (inc.origin === '' || route.cors === 'none') return;
+    return then(originAllowed(this.deps.identity, route.cors, params, inc.origin), (ok) => {
+      if (ok) Object.assign(ex.headers, corsHeaders(route.cors, inc.origin));
+    });
+  }
+
+  private authenticate(authorization: string): Principal | Promise<Principal> {
+    const token = bearerToken(authorization);
+    const { verifier } = this.deps.identity;
+    return verifier.cached(token) ?? verifier.verify(token);
+  }
+
+  private access(route: AnyRoute, p: Principal, params: Record<string, string>): AccessContext | Promise<AccessContext> {
     if (route.context === 'account' || route.context === 'none') {
       return { principal: p, tenant: null, application: null, member: null, roles: [], capabilities: [] };
     }
-    const q = {
-      tenant_id: params.tenant_id as string,
-      ...(route.context === 'application' ? { application_id: params.application_id as string } : {}),
-      ...(p.type === 'user' ? { user_id: p.user_id } : {}),
-    };
-    const answer = this.deps.identity.peekContext(q) ?? (await this.deps.identity.context(q));
-    return checkContext(route, p, answer, params.application_id);
+    const q: ContextQuery = { tenant_id: params.tenant_id as string };
+    if (route.context === 'application') q.application_id = params.application_id as string;
+    if (p.type === 'user') q.user_id = p.user_id;
+    const { identity } = this.deps;
+    const hit = identity.peekContext(q);
+    if (hit) return checkContext(route, p, hit, params.application_id);
+    return identity.context(q).then((answer) => checkContext(route, p, answer, params.application_id));
   }
 
-  private async limit(ex: Exchange, key: string, policy: 'client' | 'send' | 'lookup'): Promise<void> {
+  private limit(ex: Exchange, key: string, policy: 'client' | 'send' | 'lookup'): void | Promise<void> {
     const rule = this.deps.config.rates[policy];
-    const d = await this.deps.rateLimiter.consume(key, rule);
-    const headers = rateLimitHeaders(policy, rule, d);
-    if (!d.allowed) {
-      this.deps.metrics.rateLimited.inc({ policy });
-      throw new ApiError('rate_limited', `rate limit exceeded: ${rule.limit} requests per ${rule.windowSeconds} s; retry in ${d.retryAfterSeconds} s`, headers);
-    }
-    Object.assign(ex.headers, headers);
+    const limiter = this.deps.rateLimiter;
+    return then(limiter.consumeSync ? limiter.consumeSync(key, rule) : limiter.consume(key, rule), (d) => {
+      const headers = rateLimitHeaders(policy, rule, d);
+      if (!d.allowed) {
+        this.deps.metrics.rateLimited.inc({ policy });
+        throw new ApiError('rate_limited', `rate limit exceeded: ${rule.limit} requests per ${rule.windowSeconds} s; retry in ${d.retryAfterSeconds} s`, headers);
+      }
+      Object.assign(ex.headers, headers);
+    });
   }
 
   private fail(ex: Exchange, inc: Incoming, thrown: unknown, bodyUnread: boolean): void {
@@ -250,6 +334,26 @@ export class Edge {
   }
 }
 
+/** Continues with `f` at once for a plain value, after settlement for a promise. */
+function then<T, R>(v: T | Promise<T>, f: (value: T) => R | Promise<R>): R | Promise<R> {
+  return v instanceof Promise ? v.then(f) : f(v);
+}
+
+/** The token of `Bearer <token>`; its syntax is checked by the verifier (or matched in its cache). */
+function bearerToken(authorization: string): string {
+  if (authorization === '') throw new ApiError('invalid_token', 'missing bearer token');
+  const token = authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ' ? authorization.slice(7).trim() : '';
+  if (token === '' || token.includes(' ')) throw new ApiError('invalid_token', 'the Authorization header must be "Bearer <token>"');
+  return token;
+}
+
+function parseQuery(q: string): Record<string, string> {
+  return q === '' ? {} : Object.fromEntries(new URLSearchParams(q));
+}
+
+/** Request ids: a sane incoming X-Request-Id, else this process's boot id and a counter (cheap, unique). */
+const BOOT_ID = crypto.randomBytes(6).toString('base64url');
+let requestCounter = 0;
 function requestIdFrom(header: string): string {
-  return header !== '' && header.length <= 128 && /^[\w.:-]+$/.test(header) ? header : crypto.randomUUID();
+  return header !== '' && header.length <= 128 && /^[\w.:-]+$/.test(header) ? header : `${BOOT_ID}-${(++requestCounter).toString(36)}`;
 }

@@ -37,14 +37,16 @@ export interface Exchange {
   headers: Record<string, string>;
   /** Set by `send`, read for metrics and logs. */
   status: number;
+  /** True while still inside the uWS request callback, where uWS has already corked the socket. */
+  inCallback?: boolean;
 }
 
 export function send(ex: Exchange, status: number, body: string | null, extra?: Record<string, string>, closeConnection = false): void {
   if (ex.aborted || ex.done) return;
   ex.done = true;
   ex.status = status;
-  const { res } = ex;
-  res.cork(() => {
+  const write = (): void => {
+    const { res } = ex;
     res.writeStatus(statusLine(status));
     for (const k in ex.headers) res.writeHeader(k, ex.headers[k] as string);
     if (extra) for (const k in extra) res.writeHeader(k, extra[k] as string);
@@ -54,7 +56,9 @@ export function send(ex: Exchange, status: number, body: string | null, extra?: 
       res.writeHeader('Content-Type', 'application/json; charset=utf-8');
       res.end(body, closeConnection);
     }
-  });
+  };
+  if (ex.inCallback) write();
+  else ex.res.cork(write);
 }
 
 export function sendJson(ex: Exchange, status: number, value: unknown, extra?: Record<string, string>): void {

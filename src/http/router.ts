@@ -17,8 +17,12 @@ export type Match =
 
 const newNode = (): Node => ({ statics: new Map(), param: null, routes: new Map() });
 
+/** Matches of recent concrete paths, so hot paths skip the walk (bounded; cleared when full). */
+const MATCH_CACHE_SIZE = 10_000;
+
 export class Router {
   private readonly root = newNode();
+  private readonly cache = new Map<string, Match>();
 
   constructor(routes: readonly AnyRoute[]) {
     for (const r of routes) this.add(r);
@@ -53,6 +57,16 @@ export class Router {
 
   /** `path` is relative to the API prefix and not decoded; parameters are percent-decoded here. */
   match(method: string, path: string): Match {
+    const key = `${method} ${path}`;
+    const hit = this.cache.get(key);
+    if (hit !== undefined) return hit;
+    const m = this.resolve(method, path);
+    if (this.cache.size >= MATCH_CACHE_SIZE) this.cache.clear();
+    this.cache.set(key, m);
+    return m;
+  }
+
+  private resolve(method: string, path: string): Match {
     const segs = split(path);
     const params: string[] = [];
     const node = walk(this.root, segs, 0, params);
@@ -70,7 +84,7 @@ export class Router {
         return { kind: 'not_found' };
       }
     }
-    return { kind: 'found', route, params: out };
+    return { kind: 'found', route, params: Object.freeze(out) };
   }
 }
 

@@ -33,9 +33,9 @@ export interface AccessContext {
   application: ApplicationRecord | null;
   member: MembershipAnswer | null;
   /** The user's role names in this context (display only); empty for machines. */
-  roles: string[];
-  /** Capability keys held here: from roles for users, from scopes for machines. Sorted. */
-  capabilities: string[];
+  roles: readonly string[];
+  /** Capability keys held here: from roles for users (as the IdP lists them), from scopes for machines. Shared with the identity cache: read only. */
+  capabilities: readonly string[];
 }
 
 /** Steps 1-3: everything decidable from the token alone (no IdP call). */
@@ -80,18 +80,18 @@ export function checkContext(rule: AccessRule, p: Principal, answer: ContextAnsw
       throw new ApiError('application_not_found', `application ${appId ?? ''} does not exist or has chat switched off`.replace('  ', ' '));
     }
   }
-  let roles: string[] = [];
-  let capabilities: string[];
+  let roles: readonly string[] = [];
+  let capabilities: readonly string[];
   if (p.type === 'user' && member !== null) {
     if (rule.context === 'application') {
       if (member.application === null || !member.application.has_access) {
         throw new ApiError('no_application_access', 'the user has no access to this application');
       }
       roles = member.application.roles;
-      capabilities = [...member.application.capabilities].sort();
+      capabilities = member.application.capabilities;
     } else {
       roles = member.tenant_roles;
-      capabilities = [...member.tenant_capabilities].sort();
+      capabilities = member.tenant_capabilities;
     }
     requireCapabilities(rule.capabilities, capabilities);
   } else {
@@ -100,7 +100,7 @@ export function checkContext(rule: AccessRule, p: Principal, answer: ContextAnsw
   return { principal: p, tenant, application, member, roles, capabilities };
 }
 
-function requireCapabilities(rule: CapabilityRule | undefined, held: string[]): void {
+function requireCapabilities(rule: CapabilityRule | undefined, held: readonly string[]): void {
   if (!rule) return;
   if ('all' in rule) {
     const missing = rule.all.find((c) => !held.includes(c));

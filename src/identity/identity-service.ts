@@ -46,7 +46,7 @@ export class IdentityService {
     private readonly log: Logger,
   ) {
     this.revocations = new RevocationList(directory, opts.revocationPollMs, log);
-    this.verifier = new TokenVerifier(directory, this.revocations, opts.tokenCacheSize, (r) => metrics.tokenVerifications.inc({ result: r }));
+    this.verifier = new TokenVerifier(directory, this.revocations, opts.tokenCacheSize, (r) => metrics.tokenVerifications.inc(r));
     const stats = (kind: string): FreshCacheStats => ({
       hit: () => metrics.identityLookups.inc({ kind, result: 'hit' }),
       miss: () => metrics.identityLookups.inc({ kind, result: 'miss' }),

@@ -27,7 +27,12 @@ export class TokenVerifier {
   private keys: KeyGetter | null = null;
   private keysFetchedAt = 0;
   private refreshing: Promise<void> | null = null;
-  private readonly cache = new Map<string, Principal>();
+  /**
+   * Keyed by the token's last 64 characters (inside its signature, unique per token) so the hot
+   * path hashes 64 characters instead of the whole token; the entry keeps the full token and a
+   * hit counts only when it is the same token, character for character.
+   */
+  private readonly cache = new Map<string, { token: string; principal: Principal }>();
 
   constructor(
     private readonly directory: IdentityDirectory,
@@ -38,10 +43,12 @@ export class TokenVerifier {
 
   /** Synchronous fast path: a cached, unexpired, unrevoked token. */
   cached(token: string): Principal | undefined {
-    const p = this.cache.get(token);
-    if (p === undefined) return undefined;
+    const key = cacheKey(token);
+    const e = this.cache.get(key);
+    if (e === undefined || e.token !== token) return undefined;
+    const p = e.principal;
     if (p.exp * 1000 <= Date.now()) {
-      this.cache.delete(token);
+      this.cache.delete(key);
       return undefined;
     }
     if (this.revocations.has(p.jti)) {
@@ -81,7 +88,7 @@ export class TokenVerifier {
         const oldest = this.cache.keys().next();
         if (!oldest.done) this.cache.delete(oldest.value);
       }
-      this.cache.set(token, principal);
+      this.cache.set(cacheKey(token), { token, principal });
     }
     return principal;
   }
@@ -113,6 +120,10 @@ export class TokenVerifier {
       });
     return this.refreshing;
   }
+}
+
+function cacheKey(token: string): string {
+  return token.length > 64 ? token.slice(-64) : token;
 }
 
 function toPrincipal(c: JWTPayload): Principal {

@@ -4,43 +4,26 @@
  * template, method, status, driver — never an id.
  */
 import http from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { EventCounter, RequestSeries } from './request-series.ts';
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly httpRequests: Counter<'route' | 'method' | 'status'>;
-  readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
+  private readonly requests = new RequestSeries();
   readonly identityLookups: Counter<'kind' | 'result'>;
-  readonly tokenVerifications: Counter<'result'>;
+  readonly tokenVerifications: EventCounter<'cached' | 'verified' | 'invalid' | 'revoked'>;
   readonly rateLimited: Counter<'policy'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'chat_process_' });
-    this.httpRequests = new Counter({
-      name: 'chat_http_requests_total',
-      help: 'HTTP requests answered, by route template, method and status',
-      labelNames: ['route', 'method', 'status'],
-      registers: [this.registry],
-    });
-    this.httpDuration = new Histogram({
-      name: 'chat_http_request_duration_seconds',
-      help: 'Time from request start to response end, by route template, method and status',
-      labelNames: ['route', 'method', 'status'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [this.registry],
-    });
+    this.requests.register(this.registry);
     this.identityLookups = new Counter({
       name: 'chat_identity_lookups_total',
       help: 'Identity provider lookups by kind and result (hit = fresh cache, miss = fetched, error = unreachable)',
       labelNames: ['kind', 'result'],
       registers: [this.registry],
     });
-    this.tokenVerifications = new Counter({
-      name: 'chat_token_verifications_total',
-      help: 'Bearer token checks by result (cached, verified, invalid, revoked)',
-      labelNames: ['result'],
-      registers: [this.registry],
-    });
+    this.tokenVerifications = new EventCounter(this.registry, 'chat_token_verifications_total', 'Bearer token checks by result (cached, verified, invalid, revoked)', 'result');
     this.rateLimited = new Counter({
       name: 'chat_rate_limited_total',
       help: 'Requests refused with rate_limited, by policy',
@@ -50,9 +33,7 @@ export class Metrics {
   }
 
   observeRequest(route: string, method: string, status: number, seconds: number): void {
-    const labels = { route, method, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    this.requests.observe(route, method, status, seconds);
   }
 
   /** Serves GET /metrics on its own port; resolves with the bound port. */

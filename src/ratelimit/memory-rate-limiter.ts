@@ -49,6 +49,11 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   async consume(key: string, rule: RateRule, now: number = this.clock()): Promise<RateDecision> {
+    return this.consumeSync(key, rule, now);
+  }
+
+  /** The same decision without a promise: the edge's hot path stays synchronous. */
+  consumeSync(key: string, rule: RateRule, now: number = this.clock()): RateDecision {
     if (this.closed) throw new Error('rate limiter is closed');
     const w = validateRule(rule);
     const at = Math.floor(now);

@@ -57,6 +57,11 @@ export interface RateLimiter {
    * store cannot be reached (callers decide whether to fail open).
    */
   consume(key: string, rule: RateRule, now?: number): Promise<RateDecision>;
+  /**
+   * Optional: in-process drivers answer synchronously, with the same semantics as consume()
+   * (but throwing instead of rejecting), so the edge's hot path needs no promise.
+   */
+  consumeSync?(key: string, rule: RateRule, now?: number): RateDecision;
   /** Releases timers and connections. consume() after close() rejects. Idempotent. */
   close(): Promise<void>;
 }

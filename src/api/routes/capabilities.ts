@@ -30,8 +30,8 @@ export const getTenantCapabilities = defineRoute({
       tenant_id: params.tenant_id,
       application_id: null,
       principal_type: a.principal.type,
-      roles: a.roles,
-      capabilities: a.principal.type === 'user' ? a.capabilities : a.capabilities.filter((c) => TENANT_KEYS.includes(c)),
+      roles: [...a.roles],
+      capabilities: (a.principal.type === 'user' ? [...a.capabilities] : a.capabilities.filter((c) => TENANT_KEYS.includes(c))).sort(),
     };
   },
 });
@@ -57,8 +57,8 @@ export const getApplicationCapabilities = defineRoute({
       tenant_id: params.tenant_id,
       application_id: params.application_id,
       principal_type: a.principal.type,
-      roles: a.roles,
-      capabilities: a.capabilities,
+      roles: [...a.roles],
+      capabilities: [...a.capabilities].sort(),
     };
   },
 });
