@@ -1,0 +1,112 @@
+/**
+ * Route-table policies the identity-only routes do not exercise yet, proven on routes declared in
+ * this test against a real Edge over real HTTP with real tokens from the development IdP:
+ * `user_required` for person-acting operations, and the per-user `send` / `lookup` rate limits.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import uWS from '@trufflesuite/uws-js-unofficial';
+import { defineRoute, type AnyRoute } from '../src/api/route.ts';
+import { ApplicationParams } from '../src/api/schemas/common.ts';
+import { DEFAULT_FIXTURE, loadConfig } from '../src/config/index.ts';
+import { Edge } from '../src/http/edge.ts';
+import { EmbeddedIdentityDirectory } from '../src/identity/embedded-identity-directory.ts';
+import { IdentityService } from '../src/identity/identity-service.ts';
+import { DevIdp } from '../src/idp/dev-idp.ts';
+import { loadFixture } from '../src/idp/fixture.ts';
+import { createLogger } from '../src/log/index.ts';
+import { Metrics } from '../src/metrics/index.ts';
+import { createRateLimiter } from '../src/ratelimit/index.ts';
+import { assertErrorBody, bearer, request } from './helpers/http.ts';
+
+const common = {
+  tag: 'Test', audience: ['user'] as const, scopes: { user: ['chat:access'] }, context: 'application' as const,
+  cors: 'application' as const, schemas: { params: ApplicationParams }, status: 200 as const, errors: [],
+  handler: () => ({ ok: true }),
+};
+const routes = [
+  defineRoute({ ...common, audience: ['user'], operationId: 'typing', summary: 'acts as a person', method: 'POST', path: '/tenants/{tenant_id}/applications/{application_id}/typing', machineRefusal: 'user_required' }),
+  defineRoute({ ...common, audience: ['user', 'machine'], scopes: { user: ['chat:access'], machine: ['chat:sync'] }, operationId: 'send', summary: 'send', method: 'POST', path: '/tenants/{tenant_id}/applications/{application_id}/send', rateLimit: 'send' }),
+  defineRoute({ ...common, audience: ['user'], operationId: 'lookup', summary: 'lookup', method: 'GET', path: '/tenants/{tenant_id}/applications/{application_id}/lookup', rateLimit: 'lookup' }),
+] as AnyRoute[];
+
+let base = '';
+let listen: uWS.us_listen_socket | null = null;
+let idp: DevIdp;
+
+async function userToken(userId: string): Promise<string> {
+  const own = await idp.login(new Map([['user_id', userId], ['client_id', 'acme-support-web']]));
+  const res = await idp.token({
+    params: new Map([
+      ['grant_type', 'urn:ietf:params:oauth:grant-type:token-exchange'], ['subject_token', own.id_token],
+      ['subject_token_type', 'urn:ietf:params:oauth:token-type:id_token'], ['resource', 'urn:chat:api'],
+      ['client_id', 'acme-support-web'], ['client_secret', 'acme-support-web-secret'],
+    ]),
+    authorization: undefined,
+  });
+  return res.access_token;
+}
+
+before(async () => {
+  const config = loadConfig({ CHAT_RATE_SEND: '3/10s', CHAT_RATE_LOOKUP: '2/10s' });
+  const log = createLogger('silent');
+  const metrics = new Metrics();
+  idp = new DevIdp(await loadFixture(DEFAULT_FIXTURE), { issuer: 'http://127.0.0.1/idp', devLogin: true });
+  const identity = new IdentityService(new EmbeddedIdentityDirectory(idp), { cacheTtlMs: 10000, revocationPollMs: 10000, tokenCacheSize: 100 }, metrics, log);
+  await identity.start();
+  const edge = new Edge(routes, {
+    config, identity, rateLimiter: createRateLimiter({ driver: 'memory' }), metrics, log,
+    services: { config, identity, vapid: { publicKey: '', privateKey: '', subject: '' }, openapi: () => ({}) },
+  });
+  const app = uWS.App();
+  app.any('/api/v1/*', edge.handle);
+  await new Promise<void>((resolve) =>
+    app.listen('127.0.0.1', 0, (s) => {
+      listen = s;
+      base = `http://127.0.0.1:${uWS.us_socket_local_port(s as unknown as uWS.us_socket)}/api/v1/tenants/acme/applications/support`;
+      resolve();
+    }),
+  );
+});
+after(() => {
+  if (listen) uWS.us_listen_socket_close(listen);
+});
+
+test('operations acting as a person refuse machines with user_required', async () => {
+  const machine = await idp.token({
+    params: new Map([['grant_type', 'client_credentials'], ['client_id', 'acme-support-backend'], ['client_secret', 'acme-support-backend-secret']]),
+    authorization: undefined,
+  });
+  assertErrorBody(await request(`${base}/typing`, { method: 'POST', headers: bearer(machine.access_token) }), 403, 'user_required');
+  assert.equal((await request(`${base}/typing`, { method: 'POST', headers: bearer(await userToken('bob')) })).status, 200);
+});
+
+test('sending is limited per user, with Retry-After and RateLimit headers', async () => {
+  const bob = await userToken('bob');
+  const carol = await userToken('carol');
+  const remaining: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await request(`${base}/send`, { method: 'POST', headers: bearer(bob) });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['ratelimit-policy'], '"send";q=3;w=10');
+    remaining.push(String(res.headers.ratelimit));
+  }
+  assert.deepEqual(remaining.map((r) => /r=(\d+)/.exec(r)?.[1]), ['2', '1', '0']);
+  const refused = await request(`${base}/send`, { method: 'POST', headers: bearer(bob) });
+  assertErrorBody(refused, 429, 'rate_limited');
+  const retry = Number(refused.headers['retry-after']);
+  assert.ok(Number.isInteger(retry) && retry >= 1 && retry <= 10, `Retry-After ${refused.headers['retry-after']}`);
+  assert.match(String(refused.headers.ratelimit), /"send";r=0;t=\d+/);
+  // Per user: carol is unaffected by bob's sends.
+  assert.equal((await request(`${base}/send`, { method: 'POST', headers: bearer(carol) })).status, 200);
+});
+
+test('user lookup is limited per user under its own policy', async () => {
+  const frank = await userToken('frank');
+  for (let i = 0; i < 2; i++) assert.equal((await request(`${base}/lookup`, { headers: bearer(frank) })).status, 200);
+  const refused = await request(`${base}/lookup`, { headers: bearer(frank) });
+  assertErrorBody(refused, 429, 'rate_limited');
+  assert.ok(Number(refused.headers['retry-after']) >= 1);
+  // The send budget of the same user is separate.
+  assert.equal((await request(`${base}/send`, { method: 'POST', headers: bearer(frank) })).status, 200);
+});
