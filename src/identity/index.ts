@@ -32,7 +32,12 @@ export async function createIdentityDirectory(
     }
     case 'http': {
       const directory = new HttpIdentityDirectory({ url: idp.url, directoryKey: idp.directoryKey, timeoutMs: idp.timeoutMs });
-      await directory.init();
+      try {
+        await directory.init();
+      } catch (err) {
+        // Not fatal: calls answer identity_unavailable until the IdP answers, then all recovers.
+        log.warn({ err: (err as Error).message, url: idp.url }, 'identity provider not reachable at start');
+      }
       return { directory };
     }
   }

@@ -62,6 +62,9 @@ export class TokenVerifier {
   async verify(token: string): Promise<Principal> {
     const hit = this.cached(token);
     if (hit) return hit;
+    // Keys first: for the HTTP driver this also discovers the issuer (lazily, so a node started
+    // while the IdP was down recovers on its own).
+    if (this.keys === null) await this.refreshKeys(false);
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, (h, t) => this.key(h, t), {
