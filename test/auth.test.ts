@@ -113,6 +113,8 @@ describe('principals and scopes', () => {
     assert.equal(ok.status, 200);
     assert.equal(ok.json().principal_type, 'machine');
     assert.ok(ok.json().capabilities.includes('messages.send'));
+    assert.ok(!ok.json().capabilities.includes('messages.delete'), 'machines never delete messages');
+    assert.ok(!ok.json().capabilities.includes('messages.update'), 'machines never edit messages');
   });
 
   test("an application client's user token is bound to that application", async () => {
@@ -187,6 +189,7 @@ describe('identity routes', () => {
     assert.ok(alice.roles.includes('tenant_owner'));
     assert.ok(alice.capabilities.includes('administration.applications.read'));
     assert.ok(alice.capabilities.includes('administration.settings.manage'));
+    assert.ok(alice.capabilities.every((c: string) => c.startsWith('administration.')), 'tenant level lists administration.* only');
     const bob = (await get('/tenants/acme/me/capabilities', tok.bobWeb)).json();
     assert.deepEqual(bob.capabilities, []);
   });

@@ -1,5 +1,5 @@
 /**
- * CORS exactly as the contract says (docs/cors.md):
+ * CORS exactly as the contract says (docs/authorization.md, CORS):
  * - application routes: origins registered on that application's client;
  * - the tenant's presence and push-device routes: origins registered on any client of the tenant;
  * - the VAPID key route: any origin, GET only;
@@ -12,7 +12,7 @@ import type { IdentityService } from '../identity/identity-service.ts';
 import type { ApplicationRecord, ContextAnswer } from '../identity/types.ts';
 
 export const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE';
-export const ALLOWED_HEADERS = 'Content-Type, Authorization, Idempotency-Key, Last-Event-ID';
+export const ALLOWED_HEADERS = 'Content-Type, Authorization, Idempotency-Key, Last-Event-ID, X-Request-Id';
 export const EXPOSED_HEADERS = 'Retry-After, RateLimit, RateLimit-Policy, X-Request-Id';
 const PREFLIGHT_MAX_AGE = '600';
 
@@ -69,7 +69,7 @@ export function preflightHeaders(policy: CorsPolicy, origin: string): Record<str
   return { ...base, 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Methods': ALLOWED_METHODS, Vary: 'Origin' };
 }
 
-/** The policy governing a path: routes on one path share it; `none` wins if any route says so. */
+/** The policy of a preflight: that of the route serving the requested method on this path. */
 export function pathPolicy(routes: AnyRoute[], requestedMethod: string): CorsPolicy {
   const route = routes.find((r) => r.method === requestedMethod);
   if (route) return route.cors;

@@ -2,8 +2,8 @@
  * The edge: one uWebSockets.js handler for everything under the API prefix.
  *
  *   request ──► route match (404 / 405 / OPTIONS preflight)
- *           ──► body (415, 413 by Content-Length, then counted while read)
- *           ──► CORS decision for the Origin (if any)
+ *           ──► body reading starts ──► CORS decision for the Origin (if any)
+ *           ──► body refusals (415, 413 by Content-Length; 413 later if a chunked body runs over)
  *           ──► token (401) ──► audience/scope/binding (403) ──► client rate limit (429)
  *           ──► JSON (400 invalid_json) ──► schema validation (400 invalid_request)
  *           ──► context check with the IdP (403/404/503) ──► per-user rate limit (429)
@@ -59,6 +59,8 @@ interface Step {
   c: CompiledRoute;
   params: Record<string, string>;
   bodyPromise: Promise<Buffer> | null;
+  /** A body refused before reading (415, or 413 by Content-Length), thrown once CORS is decided. */
+  bodyError: ApiError | null;
   principal: Principal | null;
   raw: Buffer | null;
   parsed: unknown;
@@ -67,7 +69,7 @@ interface Step {
   result: unknown;
 }
 
-const STEP_COUNT = 10;
+const STEP_COUNT = 11;
 
 export interface EdgeDeps {
   config: Config;
@@ -168,7 +170,7 @@ export class Edge {
    * cached request is answered inside the callback with no promise, closure or microtask hop.
    */
   private run(ex: Exchange, inc: Incoming, c: CompiledRoute, params: Record<string, string>): void | Promise<void> {
-    const st: Step = { ex, inc, c, params, bodyPromise: null, principal: null, raw: null, parsed: undefined, query: {}, access: null, result: undefined };
+    const st: Step = { ex, inc, c, params, bodyPromise: null, bodyError: null, principal: null, raw: null, parsed: undefined, query: {}, access: null, result: undefined };
     return this.advance(st, 0);
   }
 
@@ -179,49 +181,54 @@ export class Edge {
         if (pending instanceof Promise) {
           return pending.then(
             () => this.advance(st, i + 1),
-            (err: unknown) => this.fail(st.ex, st.inc, err, st.bodyPromise !== null),
+            (err: unknown) => this.fail(st.ex, st.inc, err, st.c.body !== null),
           );
         }
       }
     } catch (err) {
-      this.fail(st.ex, st.inc, err, st.bodyPromise !== null);
+      this.fail(st.ex, st.inc, err, st.c.body !== null);
     }
   }
 
   private step(i: number, st: Step): void | Promise<unknown> {
     const { route } = st.c;
     switch (i) {
-      case 0: // the body: refuse what cannot be read, start reading the rest
+      case 0: // the body: start reading now (uWS wants onData inside the callback); refusals wait for CORS
         if (st.c.body) {
           const { config } = this.deps;
           if (!isJsonContentType(st.inc.contentType)) {
-            // The body is not read; the connection is closed so its bytes do not poison the next request.
-            throw new ApiError('unsupported_media_type', 'send the request body as Content-Type: application/json');
+            st.bodyError = new ApiError('unsupported_media_type', 'send the request body as Content-Type: application/json');
+          } else if (st.inc.contentLength !== '' && Number(st.inc.contentLength) > config.bodyLimitBytes) {
+            st.bodyError = tooLarge(config.bodyLimitBytes);
+          } else {
+            st.bodyPromise = readBody(st.ex.res, config.bodyLimitBytes);
+            // Keep an over-limit body from surfacing as an unhandled rejection while auth is pending.
+            st.bodyPromise.catch(() => undefined);
           }
-          if (st.inc.contentLength !== '' && Number(st.inc.contentLength) > config.bodyLimitBytes) throw tooLarge(config.bodyLimitBytes);
-          st.bodyPromise = readBody(st.ex.res, config.bodyLimitBytes);
-          // Keep an over-limit body from surfacing as an unhandled rejection while auth is pending.
-          st.bodyPromise.catch(() => undefined);
         }
         return;
-      case 1:
+      case 1: // CORS before any refusal, so a browser can read every error below
         return this.cors(st.ex, st.inc, route, st.params);
-      case 2: {
+      case 2:
+        // A body that was not read leaves bytes on the socket: the error closes the connection.
+        if (st.bodyError) throw st.bodyError;
+        return;
+      case 3: {
         if (route.audience.includes('public')) return;
         const p = this.authenticate(st.inc.authorization);
         if (p instanceof Promise) return p.then((v) => void (st.principal = v));
         st.principal = p;
         return;
       }
-      case 3: // audience, scope, binding; then the per-client limit of machines
+      case 4: // audience, scope, binding; then the per-client limit of machines
         if (st.principal === null) return;
         checkPrincipal(route, st.principal, st.params.tenant_id, st.params.application_id);
         if (st.principal.type === 'machine') return this.limit(st.ex, `client:${st.principal.client_id}`, 'client');
         return;
-      case 4:
+      case 5:
         if (st.bodyPromise) return st.bodyPromise.then((b) => void (st.raw = b));
         return;
-      case 5: {
+      case 6: {
         const { c } = st;
         st.parsed = st.raw ? parseJson(st.raw) : undefined;
         st.query = c.query ? parseQuery(st.inc.query) : {};
@@ -232,17 +239,17 @@ export class Edge {
         ]);
         return;
       }
-      case 6: {
+      case 7: {
         if (st.principal === null) return;
         const a = this.access(route, st.principal, st.params);
         if (a instanceof Promise) return a.then((v) => void (st.access = v));
         st.access = a;
         return;
       }
-      case 7:
+      case 8:
         if (route.rateLimit && st.principal?.type === 'user') return this.limit(st.ex, `${route.rateLimit}:${st.principal.user_id}`, route.rateLimit);
         return;
-      case 8: {
+      case 9: {
         const r = route.handler({
           params: st.params as never,
           query: st.query as never,
@@ -258,7 +265,7 @@ export class Edge {
         st.result = r;
         return;
       }
-      case 9:
+      case 10:
         if (st.result instanceof Reply) sendJson(st.ex, st.result.status, st.result.body, st.result.headers);
         else sendJson(st.ex, route.status, st.result);
         return;
@@ -267,6 +274,7 @@ export class Edge {
 
   /** Adds CORS headers when the request's Origin is registered for this route's context. */
   private cors(ex: Exchange, inc: Incoming, route: AnyRoute, params: Record<string, string>): void | Promise<void> {
+    if (route.cors === 'application' || route.cors === 'tenant') ex.headers.Vary = 'Origin'; // answers differ by Origin: caches must know
     if (inc.origin === '' || route.cors === 'none') return;
     return then(originAllowed(this.deps.identity, route.cors, params, inc.origin), (ok) => {
       if (ok) Object.assign(ex.headers, corsHeaders(route.cors, inc.origin));
@@ -305,11 +313,11 @@ export class Edge {
     });
   }
 
-  private fail(ex: Exchange, inc: Incoming, thrown: unknown, bodyUnread: boolean): void {
+  private fail(ex: Exchange, inc: Incoming, thrown: unknown, hasBody: boolean): void {
     const err = toApiError(thrown);
     if (err instanceof ApiError) {
       // 413 and 415 leave body bytes unread on the socket: close instead of reusing it.
-      const close = bodyUnread && (err.code === 'payload_too_large' || err.code === 'unsupported_media_type');
+      const close = hasBody && (err.code === 'payload_too_large' || err.code === 'unsupported_media_type');
       sendError(ex, err, inc.path, close);
       return;
     }

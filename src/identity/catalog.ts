@@ -46,7 +46,7 @@ export const MACHINE_SCOPES = {
   'chat:conversations.read': 'list and read conversations',
   'chat:conversations.write': 'create, update, archive and delete conversations',
   'chat:messages.read': 'read message history',
-  'chat:messages.write': 'send and edit messages (on behalf of a member, or SYSTEM)',
+  'chat:messages.write': 'send messages (on behalf of a member, or SYSTEM)',
   'chat:members.read': 'list conversation members',
   'chat:members.write': 'add and remove conversation members',
   'chat:users.read': 'look up users and read capabilities',
@@ -58,12 +58,15 @@ export type MachineScope = keyof typeof MACHINE_SCOPES;
  * What each machine scope grants, expressed as capabilities (shown by the capabilities routes;
  * machines are authorized by scope, never by capability).
  */
+/** Machines never edit or delete messages (the contract refuses them there). */
+const MACHINE_APPLICATION_CAPABILITIES = APPLICATION_CAPABILITIES.filter((c) => c !== 'messages.update' && c !== 'messages.delete');
+
 export const SCOPE_CAPABILITIES: Record<MachineScope, readonly Capability[]> = {
-  'chat:sync': APPLICATION_CAPABILITIES,
+  'chat:sync': MACHINE_APPLICATION_CAPABILITIES,
   'chat:conversations.read': ['conversations.read'],
   'chat:conversations.write': ['conversations.create', 'groups.create', 'groups.manage', 'channels.create', 'channels.manage'],
   'chat:messages.read': ['messages.read'],
-  'chat:messages.write': ['messages.send', 'messages.update'],
+  'chat:messages.write': ['messages.send'],
   'chat:members.read': ['conversations.read'],
   'chat:members.write': ['groups.manage', 'channels.manage'],
   'chat:users.read': [],

@@ -13,7 +13,8 @@ const TENANT_KEYS: readonly string[] = TENANT_CAPABILITIES;
 export const getTenantCapabilities = defineRoute({
   operationId: 'getTenantCapabilities',
   summary: "The caller's tenant-level permissions (administration.*)",
-  description: 'Users: capabilities granted by their tenant roles. Machines: none at tenant level (their scopes act per application).',
+  description:
+    'The tenant-level (administration.*) capabilities granted by the user\'s tenant roles; application capabilities are read per application. Machines hold none at tenant level (their scopes act per application).',
   tag: 'Capabilities',
   method: 'GET',
   path: '/tenants/{tenant_id}/me/capabilities',
@@ -31,7 +32,7 @@ export const getTenantCapabilities = defineRoute({
       application_id: null,
       principal_type: a.principal.type,
       roles: [...a.roles],
-      capabilities: (a.principal.type === 'user' ? [...a.capabilities] : a.capabilities.filter((c) => TENANT_KEYS.includes(c))).sort(),
+      capabilities: a.capabilities.filter((c) => TENANT_KEYS.includes(c)).sort(),
     };
   },
 });
