@@ -20,11 +20,13 @@ for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     if (stopping) return;
     stopping = true;
     node.log.info({ signal: sig }, 'shutting down');
+    // Exit only once the logger has flushed, so the last lines (the stop itself) are not lost.
+    const exit = (code: number) => node.log.flush(() => process.exit(code));
     node.close().then(
-      () => process.exit(0),
+      () => exit(0),
       (err: unknown) => {
         node.log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   });

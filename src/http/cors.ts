@@ -18,7 +18,9 @@ const PREFLIGHT_MAX_AGE = '600';
 
 /**
  * Is `origin` registered for the context of this request? Answers synchronously from the identity
- * cache when it can. IdP trouble means "no" (fail closed).
+ * cache when it can. When the IdP cannot be asked, the last answer ever seen decides (CORS only
+ * lets a browser read the response — authorization is decided separately and fails with
+ * identity_unavailable — so the 503 and its Retry-After stay readable); never seen means "no".
  */
 export function originAllowed(
   identity: IdentityService,
@@ -38,13 +40,19 @@ export function originAllowed(
       const q = { tenant_id: tenantId, application_id: appId };
       const has = (a: ContextAnswer): boolean => a.application?.allowed_origins.includes(origin) ?? false;
       const hit = identity.peekContext(q);
-      return hit ? has(hit) : identity.context(q).then(has, () => false);
+      return hit ? has(hit) : identity.context(q).then(has, () => {
+        const last = identity.lastKnownContext(q);
+        return last ? has(last) : false;
+      });
     }
     case 'tenant': {
       if (tenantId === undefined) return false;
       const has = (apps: ApplicationRecord[]): boolean => apps.some((a) => a.allowed_origins.includes(origin));
       const hit = identity.peekApplications(tenantId);
-      return hit ? has(hit) : identity.applications(tenantId).then(has, () => false);
+      return hit ? has(hit) : identity.applications(tenantId).then(has, () => {
+        const last = identity.lastKnownApplications(tenantId);
+        return last ? has(last) : false;
+      });
     }
   }
 }

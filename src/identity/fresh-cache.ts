@@ -5,7 +5,9 @@
  * - Concurrent misses for one key share one lookup (coalescing), so a burst of calls for a cold
  *   context costs the IdP one request.
  * - A failed lookup is not cached: the next call asks again. An answer older than `ttlMs` is never
- *   served, not even when the IdP is down: the contract wants `identity_unavailable` then.
+ *   served by `peek`/`get`, not even when the IdP is down: the contract wants
+ *   `identity_unavailable` then. `lastKnown` still returns it, for decisions that are not
+ *   authorization (CORS: so a browser can read the 503 and its Retry-After).
  * - Bounded: past `maxEntries`, the oldest entries are dropped (Map keeps insertion order).
  */
 export interface FreshCacheStats {
@@ -29,11 +31,13 @@ export class FreshCache<V> {
   peek(key: string): V | undefined {
     const e = this.entries.get(key);
     if (e === undefined) return undefined;
-    if (this.now() - e.at >= this.ttlMs) {
-      this.entries.delete(key);
-      return undefined;
-    }
+    if (this.now() - e.at >= this.ttlMs) return undefined;
     return e.value;
+  }
+
+  /** The last answer seen for `key`, however old (bounded by eviction only). */
+  lastKnown(key: string): V | undefined {
+    return this.entries.get(key)?.value;
   }
 
   get(key: string, load: () => Promise<V>): Promise<V> {

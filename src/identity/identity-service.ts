@@ -79,6 +79,15 @@ export class IdentityService {
     return this.contexts.peek(IdentityService.contextKey(q));
   }
 
+  /** The last answer seen, however old: never for authorization (see FreshCache.lastKnown). */
+  lastKnownContext(q: ContextQuery): ContextAnswer | undefined {
+    return this.contexts.lastKnown(IdentityService.contextKey(q));
+  }
+
+  lastKnownApplications(tenantId: string): ApplicationRecord[] | undefined {
+    return this.apps.lastKnown(tenantId);
+  }
+
   context(q: ContextQuery): Promise<ContextAnswer> {
     return guard(this.contexts.get(IdentityService.contextKey(q), () => this.directory.context(q)));
   }

@@ -17,7 +17,15 @@ import { IdentityUnavailableError, type IdentityDirectory, type Principal } from
 import type { RevocationList } from './revocations.ts';
 
 const ALLOWED_ALGS = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA'];
-const JWKS_REFRESH_COOLDOWN_MS = 5000;
+/**
+ * An unknown `kid` refetches the JWKS, at most once per this period: a token signed with a key
+ * the IdP just rotated in waits for the next refetch (≤ 1 s) instead of being refused, and junk
+ * tokens cannot make the node hammer the IdP.
+ */
+const JWKS_REFRESH_COOLDOWN_MS = 1000;
+/** Clock skew tolerated on `iat`, and the longest a user token may live (contract: 10 minutes). */
+const CLOCK_SKEW_S = 60;
+const USER_TOKEN_MAX_LIFETIME_S = 600;
 
 type KeyGetter = ReturnType<typeof createLocalJWKSet>;
 
@@ -80,7 +88,13 @@ export class TokenVerifier {
       this.onResult?.('invalid');
       throw new ApiError('invalid_token', describe(err));
     }
-    const principal = toPrincipal(payload);
+    let principal: Principal;
+    try {
+      principal = toPrincipal(payload);
+    } catch (err) {
+      this.onResult?.('invalid');
+      throw err;
+    }
     if (this.revocations.has(principal.jti)) {
       this.onResult?.('revoked');
       throw new ApiError('token_revoked', 'the access token has been revoked');
@@ -101,8 +115,12 @@ export class TokenVerifier {
     try {
       return await (this.keys as KeyGetter)(header, token);
     } catch (err) {
-      if (err instanceof errors.JWKSNoMatchingKey && Date.now() - this.keysFetchedAt > JWKS_REFRESH_COOLDOWN_MS) {
-        await this.refreshKeys(false);
+      if (err instanceof errors.JWKSNoMatchingKey) {
+        const fetchedAt = this.keysFetchedAt;
+        const wait = fetchedAt + JWKS_REFRESH_COOLDOWN_MS - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        // Someone may have refetched meanwhile; refetch only if the keys are still those we tried.
+        if (this.keysFetchedAt === fetchedAt) await this.refreshKeys(false);
         return (this.keys as KeyGetter)(header, token);
       }
       throw err;
@@ -130,19 +148,29 @@ function cacheKey(token: string): string {
 }
 
 function toPrincipal(c: JWTPayload): Principal {
+  const bad = (what: string): never => {
+    throw new ApiError('invalid_token', `the access token's ${what}`);
+  };
   const scope = typeof c.scope === 'string' ? c.scope : '';
   const clientId = c.client_id;
   const kind = c.principal_type;
-  if (typeof clientId !== 'string' || clientId === '') throw new ApiError('invalid_token', 'token has no client_id');
-  if (kind !== 'user' && kind !== 'machine') throw new ApiError('invalid_token', 'token has no valid principal_type');
+  if (typeof c.sub !== 'string' || c.sub === '') bad('sub claim is not a non-empty string');
+  if (typeof c.jti !== 'string' || c.jti === '') bad('jti claim is not a non-empty string');
+  if (typeof clientId !== 'string' || clientId === '') bad('client_id claim is missing');
+  if (kind !== 'user' && kind !== 'machine') bad('principal_type claim is not user or machine');
+  const nowS = Date.now() / 1000;
+  if (typeof c.iat === 'number' && c.iat > nowS + CLOCK_SKEW_S) bad('iat claim is in the future');
+  if (kind === 'user' && (c.exp as number) - (typeof c.iat === 'number' ? Math.min(c.iat, nowS) : nowS) > USER_TOKEN_MAX_LIFETIME_S + CLOCK_SKEW_S) {
+    bad('lifetime exceeds the 10 minutes allowed for user tokens');
+  }
   const tenant = typeof c.tenant_id === 'string' ? c.tenant_id : null;
   const app = typeof c.application_id === 'string' ? c.application_id : null;
   const base = {
-    client_id: clientId,
+    client_id: clientId as string,
     scopes: new Set(scope.split(' ').filter(Boolean)),
     bound_tenant_id: tenant,
     bound_application_id: app,
-    jti: typeof c.jti === 'string' ? c.jti : null,
+    jti: c.jti as string,
     exp: c.exp ?? 0,
   };
   if (kind === 'machine') {

@@ -4,11 +4,17 @@
  * signed before a rotation keeps verifying until it expires anyway. Verifiers that meet an unknown
  * `kid` refetch the JWKS, so a rotation needs no restart anywhere.
  *
- * Keys live in memory only: a restarted development IdP has new keys, and tokens it issued before
- * stop verifying, exactly as after a key compromise.
+ * Where the keys come from:
+ *  - the fixture's `signing_keys` when present: the first signs, the others are published for
+ *    verification only (they are configuration, so they never age out). A restarted IdP then
+ *    signs with the same key, and nodes keep trusting both its old and its new tokens;
+ *  - otherwise one key generated at start, in memory only: a restarted development IdP has new
+ *    keys, and tokens it issued before stop verifying, exactly as after a key compromise.
+ * Keys made by `rotate()` are always generated and in memory only.
  */
-import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { SignJWT, type JWK, type JWTPayload } from 'jose';
+import type { FixtureSigningKey } from './fixture-schema.ts';
 
 export const SIGNING_ALG = 'ES256';
 
@@ -17,30 +23,35 @@ interface SigningKey {
   privateKey: KeyObject;
   publicKey: KeyObject;
   publicJwk: JWK;
-  /** Epoch ms when a newer key took over; null for the current key. */
+  /** Epoch ms when a newer key took over from it; null while it signs, or for a configured key. */
   retiredAt: number | null;
 }
 
 export class KeyRing {
+  /** Published keys, in the order they were added; `signer` is one of them. */
   private keys: SigningKey[];
+  private signer: SigningKey;
 
   constructor(
     private readonly retentionSeconds: number,
     private readonly now: () => number,
+    /** Configured keys (fixture `signing_keys`): the first signs, all are published. Empty: generate one. */
+    configured: readonly FixtureSigningKey[] = [],
   ) {
-    this.keys = [newKey()];
+    this.keys = configured.length > 0 ? configured.map(importSigningKey) : [newKey()];
+    this.signer = this.keys[0] as SigningKey;
   }
 
   get currentKid(): string {
-    return this.current().kid;
+    return this.signer.kid;
   }
 
-  /** A new key signs from now on; the previous one is only published for verification. */
+  /** A new key signs from now on; the previous signer is only published for verification. */
   rotate(): string {
     const next = newKey();
-    const at = this.now();
-    for (const k of this.keys) k.retiredAt ??= at;
+    this.signer.retiredAt = this.now();
     this.keys.push(next);
+    this.signer = next;
     this.prune();
     return next.kid;
   }
@@ -51,7 +62,7 @@ export class KeyRing {
   }
 
   async sign(claims: JWTPayload, typ: 'JWT' | 'at+jwt'): Promise<string> {
-    const key = this.current();
+    const key = this.signer;
     return new SignJWT(claims).setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ }).sign(key.privateKey);
   }
 
@@ -61,12 +72,6 @@ export class KeyRing {
     const key = header.alg === SIGNING_ALG ? this.keys.find((k) => k.kid === header.kid) : undefined;
     if (!key) throw new Error('the token was not signed by a key of this identity provider');
     return key.publicKey;
-  }
-
-  private current(): SigningKey {
-    const key = this.keys[this.keys.length - 1];
-    if (!key) throw new Error('key ring is empty');
-    return key;
   }
 
   private prune(): void {
@@ -85,4 +90,26 @@ function newKey(): SigningKey {
   const kid = randomBytes(12).toString('base64url');
   const { kty, crv, x, y } = publicKey.export({ format: 'jwk' });
   return { kid, privateKey, publicKey, publicJwk: { kty, crv, x, y, kid, alg: SIGNING_ALG, use: 'sig' }, retiredAt: null };
+}
+
+/**
+ * A configured private JWK as a signing key. Throws an Error saying what is wrong when the JWK
+ * is not a P-256 private key or its public part (x, y) does not belong to its private part (d);
+ * the fixture loader reports that message with the key's location.
+ */
+export function importSigningKey(jwk: FixtureSigningKey): SigningKey {
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, d: jwk.d }, format: 'jwk' });
+  } catch (err) {
+    throw new Error(`not a valid P-256 private key: ${(err as Error).message}`);
+  }
+  const publicKey = createPublicKey(privateKey);
+  const { kty, crv, x, y } = publicKey.export({ format: 'jwk' });
+  // Node takes x and y as given, without deriving them from d: a signature proves they match.
+  const probe = Buffer.from('signing key check');
+  if (!cryptoVerify('sha256', probe, publicKey, cryptoSign('sha256', probe, privateKey))) {
+    throw new Error('x and y are not the public key of d');
+  }
+  return { kid: jwk.kid, privateKey, publicKey, publicJwk: { kty, crv, x, y, kid: jwk.kid, alg: SIGNING_ALG, use: 'sig' }, retiredAt: null };
 }

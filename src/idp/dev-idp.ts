@@ -2,8 +2,8 @@
  * The development identity provider: a small OAuth authorization server plus the chat directory,
  * both driven by a fixture file. The chat node embeds it (mounted at `/idp`, driver `embedded`)
  * or talks to it over HTTP as a separate process (`npm run idp`, driver `http`) exactly as it would
- * talk to a team's real IdP adapter. State other than the fixture (keys, revocations) lives in
- * memory and is lost on restart.
+ * talk to a team's real IdP adapter. State other than the fixture (revocations, and keys unless
+ * the fixture configures `signing_keys`) lives in memory and is lost on restart.
  *
  *   DevIdp ── KeyRing (ES256 keys, JWKS, rotation)
  *         ├─ OAuthService (token endpoint, dev login, revocation) ── ClientRegistry
@@ -84,7 +84,7 @@ export class DevIdp {
     const now = options.now ?? Date.now;
     this.devLogin = options.devLogin;
     this.currentIssuer = normalizeIssuer(options.issuer);
-    this.keys = new KeyRing(maxTokenLifetime(fixture), now);
+    this.keys = new KeyRing(maxTokenLifetime(fixture), now, fixture.signing_keys);
     this.directory = new FixtureDirectory(fixture);
     this.revocationLog = new RevocationLog(now, options.onListenerError ?? defaultListenerError);
     this.directoryKeys = fixture.directory_api_keys.map(digest);

@@ -121,7 +121,8 @@ export const MachineClientSchema = Type.Object(
     tenant_id: Id,
     application_id: Id,
     scopes: Type.Array(Type.String({ pattern: '^chat:' }), { minItems: 1 }),
-    token_ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86400 })),
+    /** Short lifetimes (down to 1 s) exist for tests of expiry. */
+    token_ttl_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400 })),
   },
   { additionalProperties: false },
 );
@@ -136,9 +137,35 @@ export const ServiceClientSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const Base64Url = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' });
+
+/**
+ * A private ES256 signing key as a JWK (RFC 7517/7518 §6.2): what `jose.exportJWK` or
+ * `crypto.KeyObject.export({ format: 'jwk' })` gives for a P-256 private key, plus its `kid`.
+ * The schema checks the shape; the loader checks that the numbers form a valid key pair.
+ */
+export const SigningKeySchema = Type.Object(
+  {
+    kty: Type.Literal('EC'),
+    crv: Type.Literal('P-256'),
+    x: Base64Url,
+    y: Base64Url,
+    d: Base64Url,
+    kid: Id,
+    alg: Type.Optional(Type.Literal('ES256')),
+    use: Type.Optional(Type.Literal('sig')),
+  },
+  { additionalProperties: false },
+);
+
 export const FixtureSchema = Type.Object(
   {
     resource_identifier: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    /**
+     * Optional fixed signing keys: the first signs, every one is published in the JWKS. Without
+     * it the IdP generates a key at start, so its tokens die with the process.
+     */
+    signing_keys: Type.Optional(Type.Array(SigningKeySchema, { minItems: 1 })),
     directory_api_keys: Type.Array(Type.String({ minLength: 8, maxLength: 500 })),
     capabilities: Type.Array(CapabilitySchema),
     users: Type.Array(UserSchema),
@@ -159,6 +186,7 @@ export const FixtureSchema = Type.Object(
 
 export type FixtureInput = Static<typeof FixtureSchema>;
 export type FixtureCapability = Static<typeof CapabilitySchema>;
+export type FixtureSigningKey = Static<typeof SigningKeySchema>;
 export type FixtureUser = Static<typeof UserSchema>;
 export type FixtureRole = Static<typeof RoleSchema>;
 export type FixtureApplication = Static<typeof ApplicationSchema>;

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { MACHINE_SCOPES } from '../identity/catalog.ts';
+import { importSigningKey } from './dev-idp-keys.ts';
 import {
   DEFAULT_MACHINE_TOKEN_TTL_SECONDS,
   DEFAULT_RESOURCE_IDENTIFIER,
@@ -61,6 +62,7 @@ export function parseFixture(value: unknown, source = 'fixture'): Fixture {
   }
   const fixture: Fixture = {
     resource_identifier: value.resource_identifier ?? DEFAULT_RESOURCE_IDENTIFIER,
+    ...(value.signing_keys ? { signing_keys: value.signing_keys } : {}),
     directory_api_keys: value.directory_api_keys,
     capabilities: value.capabilities,
     users: value.users,
@@ -78,6 +80,7 @@ function describeSchemaError(e: ErrorObject): string {
   const at = e.instancePath === '' ? '(root)' : e.instancePath;
   if (e.keyword === 'additionalProperties') return `${at} has unknown property "${String(e.params.additionalProperty)}"`;
   if (e.keyword === 'type') return `${at} must be ${([] as unknown[]).concat(e.params.type).join(' or ')}`;
+  if (e.keyword === 'const') return `${at} must be ${JSON.stringify(e.params.allowedValue)}`;
   if (e.keyword === 'enum') return `${at} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
   return `${at} ${e.message ?? 'is invalid'}`;
 }
@@ -93,6 +96,15 @@ function uniqueness(problems: string[], what: string) {
 
 function referenceProblems(f: Fixture): string[] {
   const problems: string[] = [];
+  const kidOnce = uniqueness(problems, 'signing key kid');
+  (f.signing_keys ?? []).forEach((k, i) => {
+    kidOnce(k.kid, `/signing_keys/${i}`);
+    try {
+      importSigningKey(k);
+    } catch (err) {
+      problems.push(`/signing_keys/${i}: ${(err as Error).message}`);
+    }
+  });
   const catalog = new Set(f.capabilities.map((c) => c.key));
   const users = new Set(f.users.map((u) => u.user_id));
   const capOnce = uniqueness(problems, 'capability key');

@@ -11,6 +11,7 @@ async function form(url: string, fields: Record<string, string>): Promise<Record
   return body;
 }
 
+/** Demo client secrets; a client not listed (added by helpers/fixture.ts) uses `<client_id>-secret`. */
 export const SECRETS: Record<string, string> = {
   'acme-support-web': 'acme-support-web-secret',
   'acme-support-backend': 'acme-support-backend-secret',
@@ -41,7 +42,7 @@ export async function userToken(idp: string, userId: string, clientId = 'acme-su
 
 /** A machine token (client_credentials). */
 export async function machineToken(idp: string, clientId = 'acme-support-backend', scope?: string): Promise<string> {
-  const fields: Record<string, string> = { grant_type: 'client_credentials', client_id: clientId, client_secret: SECRETS[clientId] ?? '' };
+  const fields: Record<string, string> = { grant_type: 'client_credentials', client_id: clientId, client_secret: SECRETS[clientId] ?? `${clientId}-secret` };
   if (scope) fields.scope = scope;
   return (await form(`${idp}/oauth/token`, fields)).access_token as string;
 }

@@ -9,8 +9,10 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { DEFAULT_FIXTURE } from '../../src/config/index.ts';
 import { DevIdp } from '../../src/idp/dev-idp.ts';
-import { FixtureError, loadFixture, parseFixture, type Fixture } from '../../src/idp/fixture.ts';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { FixtureError, loadFixture, parseFixture, type Fixture, type FixtureSigningKey } from '../../src/idp/fixture.ts';
 import { createIdpHandler } from '../../src/idp/http.ts';
+import { generateSigningKey } from '../helpers/fixture.ts';
 
 const demo = await loadFixture(DEFAULT_FIXTURE);
 
@@ -199,5 +201,60 @@ describe('fixture loader', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('configured signing keys (fixture signing_keys)', () => {
+  const withKeys = (keys: FixtureSigningKey[]): Fixture => parseFixture({ ...JSON.parse(JSON.stringify(demo)), signing_keys: keys });
+  const verifyWith = async (idp: DevIdp, token: string) =>
+    (await jwtVerify(token, createLocalJWKSet(idp.jwks() as JSONWebKeySet), { issuer: 'http://idp.test', currentDate: new Date(Date.UTC(2030, 0, 1)) })).protectedHeader;
+
+  test('the first key signs, every key is published; a second IdP on the same fixture signs alike', async () => {
+    const [a, b] = [generateSigningKey('key-a'), generateSigningKey('key-b')];
+    const fixture = withKeys([a, b]);
+    const t = setup(fixture);
+    assert.equal(t.idp.currentKid, 'key-a');
+    assert.deepEqual(t.idp.jwks().keys.map((k) => k.kid), ['key-a', 'key-b']);
+    for (const k of t.idp.jwks().keys) assert.equal(k.d, undefined, 'the JWKS never carries the private part');
+    const token = await t.machineToken();
+    assert.equal((await verifyWith(t.idp, token)).kid, 'key-a');
+    // "Restarted": another IdP on the same fixture verifies the first one's token with its own JWKS.
+    const again = setup(fixture);
+    assert.equal((await verifyWith(again.idp, token)).kid, 'key-a');
+  });
+
+  test('rotation retires the configured signer after the retention period, other configured keys stay', () => {
+    const t = setup(withKeys([generateSigningKey('key-a'), generateSigningKey('key-b')]));
+    const next = t.idp.rotateKeys();
+    assert.deepEqual(t.idp.jwks().keys.map((k) => k.kid), ['key-a', 'key-b', next]);
+    t.advance(3601);
+    assert.deepEqual(t.idp.jwks().keys.map((k) => k.kid), ['key-b', next]);
+  });
+
+  test('the loader refuses broken keys with one line per problem', () => {
+    const a = generateSigningKey('k1');
+    const b = generateSigningKey('k2');
+    const raw = { ...JSON.parse(JSON.stringify(demo)), signing_keys: [a, { ...a }, { ...b, d: a.d }, { ...b, kid: 'k3', x: a.x }] };
+    assert.throws(
+      () => parseFixture(raw, 'keys.json'),
+      (err: FixtureError) => {
+        const expected = ['/signing_keys/1: duplicate signing key kid "k1"', '/signing_keys/2: x and y are not the public key of d'];
+        for (const line of expected) assert.ok(err.problems.includes(line), `missing "${line}" in\n${err.message}`);
+        assert.ok(err.problems.some((p) => p.startsWith('/signing_keys/3: not a valid P-256 private key')), err.message);
+        assert.ok(!err.message.includes(a.d), 'the private key never appears in the message');
+        return true;
+      },
+    );
+    const shapes = { ...JSON.parse(JSON.stringify(demo)), signing_keys: [{ ...a, crv: 'P-384' }, { kty: 'EC', crv: 'P-256', x: a.x, y: a.y, kid: 'pub' }, { ...a, kid: 'k9', k: 'x' }] };
+    assert.throws(
+      () => parseFixture(shapes, 'keys.json'),
+      (err: FixtureError) => {
+        for (const line of ['/signing_keys/0/crv must be "P-256"', "/signing_keys/1 must have required property 'd'", '/signing_keys/2 has unknown property "k"']) {
+          assert.ok(err.problems.includes(line), `missing "${line}" in\n${err.message}`);
+        }
+        return true;
+      },
+    );
+    assert.throws(() => parseFixture({ ...JSON.parse(JSON.stringify(demo)), signing_keys: [] }), /signing_keys must NOT have fewer than 1 items/);
   });
 });
