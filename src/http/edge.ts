@@ -81,6 +81,8 @@ export interface EdgeDeps {
 }
 
 const PREFLIGHT_HEADERS = ['access-control-request-method'];
+/** uWS reports methods in lower case; constant upper-case strings avoid an allocation per request. */
+const METHODS: Record<string, string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE', options: 'OPTIONS', head: 'HEAD' };
 const NO_HEADERS: string[] = [];
 
 export class Edge {
@@ -106,7 +108,8 @@ export class Edge {
   readonly handle = (res: HttpResponse, req: HttpRequest): void => {
     const started = performance.now();
     const url = req.getUrl();
-    const method = req.getMethod().toUpperCase();
+    const lower = req.getMethod();
+    const method = METHODS[lower] ?? lower.toUpperCase();
     const rel = url.slice(API_PREFIX.length) || '/';
     const match = method === 'OPTIONS' ? null : this.router.match(method, rel);
     const route = match?.kind === 'found' ? match.route : null;

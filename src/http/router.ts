@@ -22,7 +22,8 @@ const MATCH_CACHE_SIZE = 10_000;
 
 export class Router {
   private readonly root = newNode();
-  private readonly cache = new Map<string, Match>();
+  private readonly cache = new Map<string, Map<string, Match>>();
+  private cached = 0;
 
   constructor(routes: readonly AnyRoute[]) {
     for (const r of routes) this.add(r);
@@ -57,12 +58,17 @@ export class Router {
 
   /** `path` is relative to the API prefix and not decoded; parameters are percent-decoded here. */
   match(method: string, path: string): Match {
-    const key = `${method} ${path}`;
-    const hit = this.cache.get(key);
+    let byPath = this.cache.get(method);
+    if (byPath === undefined) this.cache.set(method, (byPath = new Map()));
+    const hit = byPath.get(path);
     if (hit !== undefined) return hit;
     const m = this.resolve(method, path);
-    if (this.cache.size >= MATCH_CACHE_SIZE) this.cache.clear();
-    this.cache.set(key, m);
+    if (++this.cached > MATCH_CACHE_SIZE) {
+      this.cache.clear();
+      this.cached = 1;
+      this.cache.set(method, (byPath = new Map()));
+    }
+    byPath.set(path, m);
     return m;
   }
 

@@ -47,7 +47,9 @@ export function checkPrincipal(rule: AccessRule, p: Principal, tenantId: string 
     throw new ApiError('principal_not_allowed', 'this operation is open to machine clients only');
   }
   const accepted = p.type === 'user' ? (rule.scopes.user ?? [USER_SCOPE]) : (rule.scopes.machine ?? []);
-  if (!accepted.some((s) => p.scopes.has(s))) {
+  let scoped = false;
+  for (let i = 0; i < accepted.length && !scoped; i++) scoped = p.scopes.has(accepted[i] as string);
+  if (!scoped) {
     throw new ApiError('insufficient_scope', `the token lacks a required scope: one of ${accepted.join(', ')}`);
   }
   if (p.bound_tenant_id !== null) {

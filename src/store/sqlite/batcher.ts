@@ -1,0 +1,162 @@
+/**
+ * Group commit for the SQLite driver.
+ *
+ * With `synchronous=FULL` every COMMIT is an fsync of the WAL, which costs far more than the
+ * inserts it makes durable. So writes are not committed one by one: `run(op)` queues a
+ * synchronous op and the batcher runs every op queued meanwhile in ONE transaction:
+ *
+ *     run(a) run(b) run(c)            (same tick: actors, HTTP callbacks)
+ *          \    |    /
+ *     BEGIN IMMEDIATE
+ *       SAVEPOINT op; a(); RELEASE op
+ *       SAVEPOINT op; b(); -> throws -> ROLLBACK TO op; RELEASE op   (only b fails)
+ *       SAVEPOINT op; c(); RELEASE op
+ *     COMMIT                          (one fsync)
+ *     resolve(a) reject(b) resolve(c) (only now: an acknowledged write is durable)
+ *
+ * When a batch is flushed: on `setImmediate` by default, i.e. after the event loop has handed
+ * out everything that arrived (while the previous COMMIT blocked the loop in fsync, requests
+ * pile up in the kernel and then land in one batch: the batch size adapts to the load with no
+ * added latency when idle); after `maxDelayMs` when set (a fixed window, trading latency for
+ * bigger batches); and at once when `maxOps` ops are queued.
+ *
+ * Ops run in call order, so one caller's unawaited writes apply in the order issued. An op must
+ * be synchronous and must not open or end transactions itself.
+ *
+ * If SQLite itself rolled the whole transaction back (disk full, I/O error, lock timeout), no op
+ * of the batch is durable, so every op of the batch is rejected with that error.
+ */
+import type Database from 'better-sqlite3';
+import { StoreClosedError } from '../errors.ts';
+
+export interface BatcherOptions {
+  /** Most ops per transaction; default 256. */
+  maxOps?: number;
+  /** 0 (default): flush on setImmediate. > 0: flush at most this many ms after the first op. */
+  maxDelayMs?: number;
+}
+
+export interface BatcherStats {
+  /** Transactions committed (or attempted): the figure group commit keeps below `ops`. */
+  transactions: number;
+  ops: number;
+  failedOps: number;
+  largestBatch: number;
+}
+
+interface Pending {
+  op: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export class WriteBatcher {
+  private queue: Pending[] = [];
+  private scheduled: { kind: 'immediate'; handle: NodeJS.Immediate } | { kind: 'timeout'; handle: NodeJS.Timeout } | null = null;
+  private closed = false;
+  private readonly maxOps: number;
+  private readonly maxDelayMs: number;
+  private readonly begin: Database.Statement;
+  private readonly commit: Database.Statement;
+  private readonly rollback: Database.Statement;
+  private readonly savepoint: Database.Statement;
+  private readonly release: Database.Statement;
+  private readonly rollbackTo: Database.Statement;
+  readonly stats: BatcherStats = { transactions: 0, ops: 0, failedOps: 0, largestBatch: 0 };
+
+  constructor(
+    private readonly db: Database.Database,
+    options: BatcherOptions = {},
+  ) {
+    this.maxOps = options.maxOps ?? 256;
+    this.maxDelayMs = options.maxDelayMs ?? 0;
+    if (!Number.isInteger(this.maxOps) || this.maxOps < 1) throw new RangeError('groupCommit.maxOps must be a positive integer');
+    if (!(this.maxDelayMs >= 0 && this.maxDelayMs <= 1000)) throw new RangeError('groupCommit.maxDelayMs must be from 0 to 1000');
+    // IMMEDIATE takes the write lock up front: a deferred transaction that later upgrades from
+    // read to write can fail with SQLITE_BUSY without waiting when another process writes.
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
+    this.rollback = db.prepare('ROLLBACK');
+    this.savepoint = db.prepare('SAVEPOINT op');
+    this.release = db.prepare('RELEASE op');
+    this.rollbackTo = db.prepare('ROLLBACK TO op');
+  }
+
+  /** Queues `op`; resolves with its result once the transaction that ran it has committed. */
+  run<T>(op: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queue.length >= this.maxOps) this.flush();
+      else if (this.scheduled === null) {
+        this.scheduled =
+          this.maxDelayMs > 0
+            ? { kind: 'timeout', handle: setTimeout(() => this.flush(), this.maxDelayMs) }
+            : { kind: 'immediate', handle: setImmediate(() => this.flush()) };
+      }
+    });
+  }
+
+  /** Commits everything queued now (synchronously). */
+  flush(): void {
+    if (this.scheduled !== null) {
+      if (this.scheduled.kind === 'timeout') clearTimeout(this.scheduled.handle);
+      else clearImmediate(this.scheduled.handle);
+      this.scheduled = null;
+    }
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxOps);
+      this.commitBatch(batch);
+    }
+  }
+
+  /** Commits what is queued and refuses further ops. */
+  close(): void {
+    this.flush();
+    this.closed = true;
+  }
+
+  private commitBatch(batch: Pending[]): void {
+    this.stats.transactions += 1;
+    this.stats.ops += batch.length;
+    this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
+    const outcomes: Outcome[] = [];
+    try {
+      this.begin.run();
+      for (const pending of batch) outcomes.push(this.runOp(pending.op));
+      this.commit.run();
+    } catch (error) {
+      // BEGIN or COMMIT failed, or SQLite aborted the transaction under an op: nothing of this
+      // batch is durable, so nothing may be acknowledged.
+      if (this.db.inTransaction) this.rollback.run();
+      this.stats.failedOps += batch.length;
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    batch.forEach((pending, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) pending.resolve(outcome.value);
+      else {
+        this.stats.failedOps += 1;
+        pending.reject(outcome.error);
+      }
+    });
+  }
+
+  /** One op in its own savepoint: a throw undoes the op only. Rethrows if the transaction died. */
+  private runOp(op: () => unknown): Outcome {
+    this.savepoint.run();
+    try {
+      const value = op();
+      this.release.run();
+      return { ok: true, value };
+    } catch (error) {
+      if (!this.db.inTransaction) throw error;
+      this.rollbackTo.run();
+      this.release.run();
+      return { ok: false, error };
+    }
+  }
+}

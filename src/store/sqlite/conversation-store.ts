@@ -1,0 +1,178 @@
+/**
+ * The ConversationStore of the SQLite driver: creation (with DIRECT deduplication), ownership
+ * claims, updates, soft delete, and the listing/get views with membership and unread state.
+ */
+import { IdConflictError } from '../errors.ts';
+import type { ConversationDetail, ConversationRecord, ConversationType, ConversationView, Page, TenantOverviewCounts, Viewer } from '../records.ts';
+import { conversationPosition, pageLimit, timestampOrNow, type ConversationPosition } from '../positions.ts';
+import type {
+  ConversationPatch,
+  ConversationRef,
+  ConversationStore,
+  ConversationWrite,
+  CreateConversationInput,
+  ListConversationsQuery,
+} from '../types-conversations.ts';
+import { listSql, type ConversationRow, type ConversationsTable, type ListedRow } from './conversations.ts';
+import type { DirectPairsTable } from './direct-pairs.ts';
+import type { MembersTable } from './members.ts';
+import type { ReadStateTable } from './read-state.ts';
+import { checkEpoch, type SqliteHandle } from './shared.ts';
+import type Database from 'better-sqlite3';
+
+const TYPES: ReadonlySet<string> = new Set(['DIRECT', 'GROUP', 'CHANNEL']);
+/** Sorts after every ISO timestamp and UUID: the bound of a first page. */
+const TOP = '\u{10FFFF}';
+
+export class SqliteConversationStore implements ConversationStore {
+  private readonly listStmts = new Map<string, Database.Statement<[Record<string, string | number>], ListedRow>>();
+
+  constructor(
+    private readonly h: SqliteHandle,
+    private readonly table: ConversationsTable,
+    private readonly members: MembersTable,
+    private readonly pairs: DirectPairsTable,
+    private readonly readState: ReadStateTable,
+  ) {
+    for (const viewer of ['user', 'machine'] as const) {
+      for (const type of [undefined, 'DIRECT', 'GROUP', 'CHANNEL'] as const) {
+        this.listStmts.set(`${viewer}:${type ?? ''}`, h.db.prepare(listSql(viewer, type)));
+      }
+    }
+  }
+
+  async create(input: CreateConversationInput): Promise<{ conversation: ConversationRecord; created: boolean }> {
+    if (!TYPES.has(input.type)) throw new RangeError(`unknown conversation type ${String(input.type)}`);
+    const users = input.members.map((m) => m.user_id);
+    if (new Set(users).size !== users.length) throw new RangeError('members must have distinct user ids');
+    if (input.type === 'DIRECT' && users.length !== 2) throw new RangeError('a DIRECT conversation has exactly two distinct members');
+    const epoch = checkEpoch(input.epoch ?? 1);
+    const at = timestampOrNow(input.at);
+    return this.h.write(() => {
+      const existing = this.table.byId(input.conversation_id);
+      if (existing) {
+        const same = existing.tenant_id === input.tenant_id && existing.application_id === input.application_id && existing.type === input.type;
+        if (!same) throw new IdConflictError('conversation', input.conversation_id);
+        return { conversation: existing, created: false };
+      }
+      if (input.type === 'DIRECT') {
+        const id = this.pairs.find(input, users[0]!, users[1]!);
+        if (id !== null) return { conversation: this.table.byId(id)!, created: false };
+      }
+      const row: ConversationRow = {
+        conversation_id: input.conversation_id,
+        tenant_id: input.tenant_id,
+        application_id: input.application_id,
+        type: input.type,
+        visibility: input.type === 'CHANNEL' ? (input.visibility ?? 'PUBLIC') : null,
+        name: input.name,
+        description: input.description,
+        status: 'ACTIVE',
+        created_by_user_id: input.created_by_user_id,
+        created_by_client_id: input.created_by_client_id,
+        last_activity_at: at,
+        created_at: at,
+        updated_at: at,
+        deleted_at: null,
+        member_count: input.members.length,
+        last_seq: 0,
+        epoch,
+      };
+      this.table.insert(row);
+      for (const m of input.members) this.members.insert(input, input.conversation_id, m, at);
+      if (input.type === 'DIRECT') this.pairs.insert(input, users[0]!, users[1]!, input.conversation_id);
+      return { conversation: row, created: true };
+    });
+  }
+
+  async claim(ref: ConversationRef): Promise<ConversationRecord | null> {
+    return this.h.write(() => this.table.claim(ref));
+  }
+
+  async update(input: ConversationWrite & { patch: ConversationPatch }): Promise<ConversationRecord | null> {
+    checkEpoch(input.epoch);
+    const at = timestampOrNow(input.at);
+    return this.h.write(() => {
+      const conv = this.table.fence(input, input.epoch);
+      if (!conv) return null;
+      // Visibility only means something for channels (records.ts); keep DIRECT/GROUP at null.
+      const patch = conv.type === 'CHANNEL' ? input.patch : { ...input.patch, visibility: undefined };
+      return this.table.update(conv.conversation_id, patch, at);
+    });
+  }
+
+  async softDelete(input: ConversationWrite): Promise<ConversationRecord | null> {
+    checkEpoch(input.epoch);
+    const at = timestampOrNow(input.at);
+    return this.h.write(() => {
+      const conv = this.table.fence(input, input.epoch);
+      if (!conv) return null;
+      if (conv.type === 'DIRECT') this.pairs.release(conv.conversation_id);
+      return this.table.softDelete(conv.conversation_id, at);
+    });
+  }
+
+  async get(ref: ConversationRef, viewer: Viewer, membersPreview: number): Promise<ConversationDetail | null> {
+    checkPreview(membersPreview);
+    return this.h.read(() => {
+      const conv = this.table.live(ref);
+      if (!conv) return null;
+      const membership = viewer.kind === 'user' ? this.members.get(conv.conversation_id, viewer.user_id) : null;
+      const active = membership?.status === 'ACTIVE' && viewer.kind === 'user';
+      const state = active ? this.readState.state(conv.conversation_id, viewer.user_id, this.readState.marker(conv.conversation_id, viewer.user_id), conv.last_seq) : null;
+      return {
+        ...conv,
+        my_role: active ? membership.role : null,
+        has_unread: state?.has_unread ?? false,
+        members: this.preview(conv, membersPreview),
+        my_membership: membership,
+        unread_count: state?.unread_count ?? 0,
+        last_read_seq: state?.last_read_seq ?? 0,
+      };
+    });
+  }
+
+  async list(query: ListConversationsQuery): Promise<Page<ConversationView, ConversationPosition>> {
+    const limit = pageLimit(query.limit);
+    checkPreview(query.members_preview);
+    if (query.type !== undefined && !TYPES.has(query.type)) throw new RangeError(`unknown conversation type ${String(query.type)}`);
+    const after = query.after == null ? null : conversationPosition(query.after);
+    const viewer = query.viewer;
+    const stmt = this.listStmts.get(`${viewer.kind}:${query.type ?? ''}`)!;
+    return this.h.read(() => {
+      const rows = stmt.all({
+        tenant_id: query.tenant_id,
+        application_id: query.application_id,
+        user_id: viewer.kind === 'user' ? viewer.user_id : '',
+        type: query.type ?? '',
+        at: after?.last_activity_at ?? TOP,
+        id: after?.conversation_id ?? TOP,
+        n: limit + 1,
+      });
+      const items = rows.slice(0, limit).map((row): ConversationView => ({
+        ...row,
+        has_unread: viewer.kind === 'user' && row.my_role !== null && this.readState.hasUnread(row.conversation_id, viewer.user_id, row.last_seq),
+        members: this.preview(row, query.members_preview),
+      }));
+      const last = items[items.length - 1];
+      return { items, next: rows.length > limit && last ? { last_activity_at: last.last_activity_at, conversation_id: last.conversation_id } : null };
+    });
+  }
+
+  async overview(tenant_id: string): Promise<TenantOverviewCounts> {
+    return this.h.read(() => {
+      const counts = this.table.countsByType(tenant_id);
+      const n = (t: ConversationType): number => counts.get(t) ?? 0;
+      const conversations = { direct: n('DIRECT'), group: n('GROUP'), channel: n('CHANNEL'), total: n('DIRECT') + n('GROUP') + n('CHANNEL') };
+      return { conversations, members: this.members.activeUsersOfTenant(tenant_id) };
+    });
+  }
+
+  private preview(conv: ConversationRecord, n: number): ConversationView['members'] {
+    return conv.type === 'CHANNEL' ? null : this.members.preview(conv.conversation_id, n);
+  }
+}
+
+function checkPreview(n: number): void {
+  if (!Number.isInteger(n) || n < 0 || n > 1000) throw new RangeError(`members preview must be an integer from 0 to 1000 (got ${n})`);
+}

@@ -1,0 +1,108 @@
+/**
+ * The MessageStore of the SQLite driver: each write is one op of the group commit (batcher.ts),
+ * starting with the conversation's fencing check.
+ */
+import { IdConflictError, SeqConflictError } from '../errors.ts';
+import type { MessageRecord, MessageView, Page } from '../records.ts';
+import { messagePosition, pageLimit, timestampOrNow, type MessagePosition } from '../positions.ts';
+import type { ConversationRef } from '../types-conversations.ts';
+import type { AppendMessageInput, ListMessagesQuery, MessageStore, MessageWrite, RetentionInput } from '../types-messages.ts';
+import type { ConversationsTable } from './conversations.ts';
+import { toView, type MessagesTable } from './messages.ts';
+import type { ReactionsTable } from './reactions.ts';
+import { checkEpoch, type SqliteHandle } from './shared.ts';
+
+const MESSAGE_TYPES: ReadonlySet<string> = new Set(['TEXT', 'SYSTEM', 'FILE']);
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export class SqliteMessageStore implements MessageStore {
+  constructor(
+    private readonly h: SqliteHandle,
+    private readonly conversations: ConversationsTable,
+    private readonly table: MessagesTable,
+    private readonly reactions: ReactionsTable,
+  ) {}
+
+  async append(input: AppendMessageInput): Promise<{ message: MessageRecord; created: boolean } | null> {
+    checkEpoch(input.epoch);
+    if (!Number.isSafeInteger(input.seq) || input.seq < 1) throw new RangeError(`seq must be a positive integer (got ${input.seq})`);
+    if (!MESSAGE_TYPES.has(input.message_type)) throw new RangeError(`unknown message_type ${String(input.message_type)}`);
+    const at = timestampOrNow(input.at);
+    return this.h.write(() => {
+      const conv = this.conversations.fence(input, input.epoch);
+      if (!conv) return null;
+      const existing = this.table.byIdStmt.get(input.message_id);
+      if (existing) {
+        // A retry answers what the first attempt stored; the same id elsewhere is a collision.
+        if (existing.conversation_id !== conv.conversation_id) throw new IdConflictError('message', input.message_id);
+        return { message: this.table.inConversation(conv.conversation_id, input.message_id)!, created: false };
+      }
+      if (this.table.seqHolder(conv.conversation_id, input.seq) !== null) throw new SeqConflictError(conv.conversation_id, input.seq);
+      const message = this.table.insert(input, at);
+      this.conversations.advance(conv.conversation_id, input.seq, at);
+      return { message, created: true };
+    });
+  }
+
+  async edit(input: MessageWrite & { body: string; mentioned_user_ids?: string[] }): Promise<MessageRecord | null> {
+    checkEpoch(input.epoch);
+    const at = timestampOrNow(input.at);
+    return this.h.write(() => {
+      const conv = this.conversations.fence(input, input.epoch);
+      const message = conv ? this.table.inConversation(conv.conversation_id, input.message_id) : null;
+      if (!message || message.status === 'DELETED') return message;
+      return this.table.edit(input.message_id, input.body, input.mentioned_user_ids, at);
+    });
+  }
+
+  async tombstone(input: MessageWrite): Promise<MessageRecord | null> {
+    checkEpoch(input.epoch);
+    const at = timestampOrNow(input.at);
+    return this.h.write(() => {
+      const conv = this.conversations.fence(input, input.epoch);
+      const message = conv ? this.table.inConversation(conv.conversation_id, input.message_id) : null;
+      if (!message || message.status === 'DELETED') return message;
+      this.reactions.clear(input.message_id);
+      return this.table.tombstone(input.message_id, at);
+    });
+  }
+
+  async get(ref: ConversationRef, message_id: string, viewer_user_id: string | null): Promise<MessageView | null> {
+    return this.h.read(() => {
+      const row = this.conversations.live(ref) ? this.table.view(ref.conversation_id, message_id) : null;
+      if (!row) return null;
+      return toView(row, this.reactions.summaries([message_id], viewer_user_id).get(message_id) ?? []);
+    });
+  }
+
+  async list(query: ListMessagesQuery): Promise<Page<MessageView, MessagePosition> | null> {
+    const limit = pageLimit(query.limit);
+    const before = query.after == null ? Number.MAX_SAFE_INTEGER : messagePosition(query.after).seq;
+    return this.h.read(() => {
+      if (!this.conversations.live(query)) return null;
+      const rows = this.table.history(query.conversation_id, before, limit + 1);
+      const page = rows.slice(0, limit);
+      const reactions = this.reactions.summaries(
+        page.map((r) => r.message_id),
+        query.viewer_user_id,
+      );
+      const items = page.map((r) => toView(r, reactions.get(r.message_id) ?? []));
+      const last = items[items.length - 1];
+      return { items, next: rows.length > limit && last ? { seq: last.seq } : null };
+    });
+  }
+
+  async deleteExpired(input: RetentionInput): Promise<number> {
+    if (!Number.isInteger(input.days) || input.days < 1) throw new RangeError(`retention days must be an integer >= 1 (got ${input.days})`);
+    const batch = input.batch_size ?? 500;
+    if (!Number.isInteger(batch) || batch < 1) throw new RangeError('batch_size must be a positive integer');
+    const cutoff = new Date(Date.parse(timestampOrNow(input.at)) - input.days * DAY_MS).toISOString();
+    let total = 0;
+    for (;;) {
+      // One transaction per batch: between two, queued actor writes get their turn.
+      const n = await this.h.write(() => this.table.expire(input.tenant_id, cutoff, batch));
+      total += n;
+      if (n < batch) return total;
+    }
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The `messages` table and its statements (the MessageStore using them: message-store.ts).
+ *
+ * History is a range of the unique index messages_by_seq (conversation_id, seq), walked
+ * backwards: seq < position, newest first, LIMIT n+1 (the extra row only says whether a next
+ * page exists). No OFFSET, so page k costs the same as page 1.
+ */
+import type { Attachment, MessageRecord, MessageView } from '../records.ts';
+import type { AppendMessageInput } from '../types-messages.ts';
+import { parseJson, type Db } from './shared.ts';
+
+type MessageRow = Omit<MessageRecord, 'attachments' | 'mentioned_user_ids'> & { attachments: string; mentioned_user_ids: string };
+export type ViewRow = MessageRow & { sender_display_name: string | null; sender_avatar_url: string | null };
+
+const VIEW = `SELECT m.*, p.display_name AS sender_display_name, p.avatar_url AS sender_avatar_url FROM messages m
+  LEFT JOIN profiles p ON p.tenant_id = m.tenant_id AND p.user_id = m.sender_user_id`;
+
+/** Parameters: conversation_id, seq bound (exclusive), n. */
+export const HISTORY_SQL = `${VIEW} WHERE m.conversation_id = ? AND m.seq < ? ORDER BY m.seq DESC LIMIT ?`;
+
+export function toRecord(row: MessageRow): MessageRecord {
+  return { ...row, attachments: parseJson<Attachment[]>(row.attachments), mentioned_user_ids: parseJson<string[]>(row.mentioned_user_ids) };
+}
+
+export class MessagesTable {
+  readonly byIdStmt;
+  private readonly bySeqStmt;
+  private readonly insertStmt;
+  private readonly editStmt;
+  private readonly tombstoneStmt;
+  private readonly viewStmt;
+  private readonly historyStmt;
+  private readonly expireStmt;
+
+  constructor(db: Db) {
+    this.byIdStmt = db.prepare<[string], MessageRow>('SELECT * FROM messages WHERE message_id = ?');
+    this.bySeqStmt = db.prepare<[string, number], string>('SELECT message_id FROM messages WHERE conversation_id = ? AND seq = ?').pluck();
+    this.insertStmt = db.prepare<[Record<string, string | number | null>]>(`INSERT INTO messages (message_id, conversation_id, tenant_id,
+        application_id, seq, sender_user_id, sender_client_id, body, message_type, reply_to_message_id, attachments, mentioned_user_ids,
+        status, edited_at, deleted_at, created_at, updated_at)
+      VALUES (:message_id, :conversation_id, :tenant_id, :application_id, :seq, :sender_user_id, :sender_client_id, :body, :message_type,
+        :reply_to_message_id, :attachments, :mentioned_user_ids, 'ACTIVE', NULL, NULL, :at, :at)`);
+    this.editStmt = db.prepare<[string, string | null, string, string, string]>(`UPDATE messages SET body = ?,
+        mentioned_user_ids = coalesce(?, mentioned_user_ids), status = 'EDITED', edited_at = ?, updated_at = ? WHERE message_id = ?`);
+    this.tombstoneStmt = db.prepare<[string, string, string]>(`UPDATE messages SET body = '', attachments = '[]', mentioned_user_ids = '[]',
+        status = 'DELETED', deleted_at = ?, updated_at = ? WHERE message_id = ?`);
+    this.viewStmt = db.prepare<[string, string], ViewRow>(`${VIEW} WHERE m.message_id = ? AND m.conversation_id = ?`);
+    this.historyStmt = db.prepare<[string, number, number], ViewRow>(HISTORY_SQL);
+    this.expireStmt = db.prepare<[string, string, number]>(`DELETE FROM messages WHERE rowid IN
+      (SELECT rowid FROM messages WHERE tenant_id = ? AND created_at < ? ORDER BY created_at LIMIT ?)`);
+  }
+
+  /** The message if it belongs to this conversation. */
+  inConversation(conversation_id: string, message_id: string): MessageRecord | null {
+    const row = this.byIdStmt.get(message_id);
+    return row && row.conversation_id === conversation_id ? toRecord(row) : null;
+  }
+
+  seqHolder(conversation_id: string, seq: number): string | null {
+    return this.bySeqStmt.get(conversation_id, seq) ?? null;
+  }
+
+  /**
+   * Inserts and answers the stored record without reading it back (the hot path). JSON columns
+   * are answered parsed from the text stored, so the answer equals what a later read returns.
+   */
+  insert(input: AppendMessageInput, at: string): MessageRecord {
+    const row: MessageRow = {
+      message_id: input.message_id,
+      conversation_id: input.conversation_id,
+      tenant_id: input.tenant_id,
+      application_id: input.application_id,
+      seq: input.seq,
+      sender_user_id: input.sender_user_id,
+      sender_client_id: input.sender_client_id,
+      body: input.body,
+      message_type: input.message_type,
+      reply_to_message_id: input.reply_to_message_id ?? null,
+      attachments: JSON.stringify(input.attachments ?? []),
+      mentioned_user_ids: JSON.stringify(input.mentioned_user_ids ?? []),
+      status: 'ACTIVE',
+      edited_at: null,
+      deleted_at: null,
+      created_at: at,
+      updated_at: at,
+    };
+    this.insertStmt.run({ ...row, at });
+    return toRecord(row);
+  }
+
+  edit(message_id: string, body: string, mentions: string[] | undefined, at: string): MessageRecord {
+    this.editStmt.run(body, mentions === undefined ? null : JSON.stringify(mentions), at, at, message_id);
+    return toRecord(this.byIdStmt.get(message_id)!);
+  }
+
+  tombstone(message_id: string, at: string): MessageRecord {
+    this.tombstoneStmt.run(at, at, message_id);
+    return toRecord(this.byIdStmt.get(message_id)!);
+  }
+
+  view(conversation_id: string, message_id: string): ViewRow | null {
+    return this.viewStmt.get(message_id, conversation_id) ?? null;
+  }
+
+  history(conversation_id: string, beforeSeq: number, n: number): ViewRow[] {
+    return this.historyStmt.all(conversation_id, beforeSeq, n);
+  }
+
+  expire(tenant_id: string, cutoff: string, n: number): number {
+    return this.expireStmt.run(tenant_id, cutoff, n).changes;
+  }
+}
+
+export function toView(row: ViewRow, reactions: MessageView['reactions']): MessageView {
+  const { sender_display_name, sender_avatar_url, ...message } = row;
+  const sender = row.sender_user_id === null ? null : { user_id: row.sender_user_id, display_name: sender_display_name, avatar_url: sender_avatar_url };
+  return { ...toRecord(message), reactions, sender };
+}

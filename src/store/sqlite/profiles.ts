@@ -1,0 +1,97 @@
+/**
+ * The `profiles` table (known users per tenant) and the ProfileStore.
+ *
+ * Prefix search is two index ranges, `key >= prefix AND key < successor(prefix)`, over the
+ * lower-cased user_key and name_key: an exact prefix match that uses the indexes whatever the
+ * characters (LIKE would need NOCASE, which only folds ASCII, and escaping of % and _).
+ */
+import type { ProfileRecord } from '../records.ts';
+import { timestampOrNow } from '../positions.ts';
+import type { ProfileInput, ProfileStore } from '../types-tenant.ts';
+import { jsonList, type Db, type SqliteHandle } from './shared.ts';
+
+const COLUMNS = 'tenant_id, user_id, display_name, avatar_url, updated_at';
+const MAX_SEARCH = 1000;
+
+/** Lower-casing used for both the stored keys and the query, so they always agree. */
+export function searchKey(text: string): string {
+  return text.toLowerCase();
+}
+
+/**
+ * The smallest string greater than every string that starts with `prefix` (non-empty), in code
+ * point order, which is SQLite's BINARY (UTF-8 byte) order: the last code point plus one,
+ * skipping the surrogate range. (A prefix ending in U+10FFFF, a non-character, gets a bound
+ * just past itself.)
+ */
+export function prefixSuccessor(prefix: string): string {
+  const points = Array.from(prefix);
+  const last = points.pop()!.codePointAt(0)!;
+  if (last === 0x10ffff) return `${prefix}\u{10FFFF}`;
+  const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+  return points.join('') + String.fromCodePoint(next);
+}
+
+export const SEARCH_SQL = `SELECT * FROM (SELECT ${COLUMNS} FROM profiles
+    WHERE tenant_id = :tenant_id AND user_key >= :lo AND user_key < :hi ORDER BY user_key LIMIT :n)
+  UNION
+  SELECT * FROM (SELECT ${COLUMNS} FROM profiles
+    WHERE tenant_id = :tenant_id AND name_key >= :lo AND name_key < :hi ORDER BY name_key LIMIT :n)
+  ORDER BY user_id LIMIT :n`;
+
+export class SqliteProfileStore implements ProfileStore {
+  private readonly idpStmt;
+  private readonly hintStmt;
+  private readonly getStmt;
+  private readonly searchStmt;
+
+  constructor(private readonly h: SqliteHandle) {
+    const db: Db = h.db;
+    const insert = `INSERT INTO profiles (tenant_id, user_id, display_name, avatar_url, user_key, name_key, updated_at)
+      VALUES (:tenant_id, :user_id, :display_name, :avatar_url, :user_key, :name_key, :at) ON CONFLICT (tenant_id, user_id) DO UPDATE SET`;
+    // The WHERE clauses skip rewriting a row that would not change (no WAL churn on every login).
+    this.idpStmt = db.prepare<[Record<string, string | null>]>(`${insert}
+        display_name = excluded.display_name, avatar_url = excluded.avatar_url, name_key = excluded.name_key, updated_at = excluded.updated_at
+      WHERE display_name IS NOT excluded.display_name OR avatar_url IS NOT excluded.avatar_url`);
+    this.hintStmt = db.prepare<[Record<string, string | null>]>(`${insert}
+        display_name = coalesce(display_name, excluded.display_name), avatar_url = coalesce(avatar_url, excluded.avatar_url),
+        name_key = coalesce(name_key, excluded.name_key), updated_at = excluded.updated_at
+      WHERE (display_name IS NULL AND excluded.display_name IS NOT NULL) OR (avatar_url IS NULL AND excluded.avatar_url IS NOT NULL)`);
+    this.getStmt = db.prepare<[string, string], ProfileRecord>(
+      `SELECT ${COLUMNS} FROM profiles WHERE tenant_id = ? AND user_id IN (SELECT value FROM json_each(?))`,
+    );
+    this.searchStmt = db.prepare<[Record<string, string | number>], ProfileRecord>(SEARCH_SQL);
+  }
+
+  async upsert(tenant_id: string, profiles: readonly ProfileInput[], source: 'idp' | 'hint', at?: string): Promise<void> {
+    if (source !== 'idp' && source !== 'hint') throw new RangeError(`unknown profile source ${String(source)}`);
+    const when = timestampOrNow(at);
+    if (profiles.length === 0) return;
+    const stmt = source === 'idp' ? this.idpStmt : this.hintStmt;
+    await this.h.write(() => {
+      for (const p of profiles) {
+        stmt.run({
+          tenant_id,
+          user_id: p.user_id,
+          display_name: p.display_name,
+          avatar_url: p.avatar_url,
+          user_key: searchKey(p.user_id),
+          name_key: p.display_name === null ? null : searchKey(p.display_name),
+          at: when,
+        });
+      }
+    });
+  }
+
+  async get(tenant_id: string, user_ids: readonly string[]): Promise<ProfileRecord[]> {
+    if (user_ids.length === 0) return [];
+    return this.h.read(() => this.getStmt.all(tenant_id, jsonList(user_ids)));
+  }
+
+  async search(tenant_id: string, prefix: string, limit: number): Promise<ProfileRecord[]> {
+    if (typeof prefix !== 'string' || prefix.length === 0) throw new RangeError('search prefix must not be empty');
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH) throw new RangeError(`search limit must be an integer from 1 to ${MAX_SEARCH}`);
+    const lo = searchKey(prefix);
+    return this.h.read(() => this.searchStmt.all({ tenant_id, lo, hi: prefixSuccessor(lo), n: limit }));
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * The embedded store: one SQLite file through better-sqlite3, the single-node default.
+ *
+ * Opening sets, in this order: the locking mode (exclusive unless shared-file), WAL (readers
+ * never block the writer and a commit appends to one file), synchronous=FULL (the WAL is
+ * fsynced at every commit: an acknowledged write survives power loss, not just a process
+ * crash), foreign keys, busy_timeout (another process's write lock is waited for, not failed
+ * on), then applies pending migrations.
+ *
+ * All writes go through one WriteBatcher (group commit, see batcher.ts); reads run directly
+ * (see shared.ts). The driver holds no cache: every read goes to the file, so processes sharing
+ * it never see stale state.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { ChatStore, SqliteStoreConfig } from '../types.ts';
+import { WriteBatcher, type BatcherStats } from './batcher.ts';
+import { SqliteConversationStore } from './conversation-store.ts';
+import { ConversationsTable } from './conversations.ts';
+import { DirectPairsTable } from './direct-pairs.ts';
+import { SqliteIdempotencyStore } from './idempotency.ts';
+import { SqliteMessageStore } from './message-store.ts';
+import { MessagesTable } from './messages.ts';
+import { MembersTable, SqliteMemberStore } from './members.ts';
+import { loadMigrations, migrate, type Migration } from './migrations.ts';
+import { SqliteProfileStore } from './profiles.ts';
+import { SqlitePushDeviceStore } from './push-devices.ts';
+import { ReactionsTable, SqliteReactionStore } from './reactions.ts';
+import { ReadStateTable, SqliteReadStateStore } from './read-state.ts';
+import { SqliteRoleOverrideStore } from './role-overrides.ts';
+import { SqliteSettingsStore } from './settings.ts';
+import { SqliteHandle } from './shared.ts';
+
+/** Where a node keeps its database: `${dataDir}/chat.sqlite`. */
+export function sqliteStorePath(dataDir: string): string {
+  return path.join(dataDir, 'chat.sqlite');
+}
+
+export interface SqliteOpenOptions {
+  /** Migrations to apply instead of schema/sqlite/ (tests of the runner). */
+  migrations?: readonly Migration[];
+}
+
+export class SqliteChatStore implements ChatStore {
+  readonly driver = 'sqlite' as const;
+  readonly conversations: SqliteConversationStore;
+  readonly members: SqliteMemberStore;
+  readonly messages: SqliteMessageStore;
+  readonly reactions: SqliteReactionStore;
+  readonly readState: SqliteReadStateStore;
+  readonly profiles: SqliteProfileStore;
+  readonly idempotency: SqliteIdempotencyStore;
+  readonly settings: SqliteSettingsStore;
+  readonly roleOverrides: SqliteRoleOverrideStore;
+  readonly pushDevices: SqlitePushDeviceStore;
+  /** Migrations applied by this open (empty when the file was up to date). */
+  readonly appliedMigrations: string[];
+  private readonly db: Database.Database;
+  private readonly batcher: WriteBatcher;
+  private readonly handle: SqliteHandle;
+  private readonly mode: 'exclusive' | 'shared-file';
+  private closed = false;
+
+  constructor(config: SqliteStoreConfig, options: SqliteOpenOptions = {}) {
+    const mode = config.mode ?? 'exclusive';
+    const busyTimeoutMs = config.busyTimeoutMs ?? 5000;
+    if (mode !== 'exclusive' && mode !== 'shared-file') throw new RangeError(`unknown sqlite mode ${String(mode)}`);
+    if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError('busyTimeoutMs must be a non-negative integer');
+    fs.mkdirSync(path.dirname(path.resolve(config.path)), { recursive: true });
+    const db = new Database(config.path, { timeout: busyTimeoutMs });
+    try {
+      // Exclusive locking must be set before WAL so the WAL index lives in heap memory, and the
+      // first statement below takes the lock: a second process fails here, at start.
+      if (mode === 'exclusive') db.pragma('locking_mode = EXCLUSIVE');
+      const journal = db.pragma('journal_mode = WAL', { simple: true });
+      if (journal !== 'wal') throw new Error(`${config.path}: could not switch to WAL (journal_mode is ${String(journal)})`);
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      this.appliedMigrations = migrate(db, options.migrations ?? loadMigrations());
+      this.batcher = new WriteBatcher(db, config.groupCommit);
+    } catch (error) {
+      db.close(); // releases the file lock: a failed open must not block the next attempt
+      throw error;
+    }
+    this.db = db;
+    this.mode = mode;
+    const h = (this.handle = new SqliteHandle(db, this.batcher));
+    const conversations = new ConversationsTable(db);
+    const members = new MembersTable(db);
+    const messages = new MessagesTable(db);
+    const reactions = new ReactionsTable(db);
+    const readState = new ReadStateTable(db);
+    this.conversations = new SqliteConversationStore(h, conversations, members, new DirectPairsTable(db), readState);
+    this.members = new SqliteMemberStore(h, conversations, members, readState);
+    this.messages = new SqliteMessageStore(h, conversations, messages, reactions);
+    this.reactions = new SqliteReactionStore(h, conversations, messages, reactions);
+    this.readState = new SqliteReadStateStore(h, conversations, readState);
+    this.profiles = new SqliteProfileStore(h);
+    this.idempotency = new SqliteIdempotencyStore(h);
+    this.settings = new SqliteSettingsStore(h);
+    this.roleOverrides = new SqliteRoleOverrideStore(h);
+    this.pushDevices = new SqlitePushDeviceStore(h);
+  }
+
+  /** Group-commit counters: `transactions` below `ops` is batching at work. */
+  stats(): Readonly<BatcherStats> {
+    return { ...this.batcher.stats };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Commit what is queued (its callers get their answers), then refuse everything.
+    this.batcher.close();
+    this.handle.markClosed();
+    // Refresh planner statistics where SQLite thinks they are stale (what its docs advise before
+    // closing a long-lived connection), and fold the WAL back into the main file so a stopped
+    // node's data is one self-contained file. Not in shared-file mode: both would wait on other
+    // processes' locks. (test/store/sqlite-query-plans.test.ts holds the plans under ANALYZE.)
+    if (this.mode === 'exclusive') {
+      this.db.pragma('optimize');
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    }
+    this.db.close();
+  }
+}
