@@ -34,7 +34,7 @@ export interface AccessContext {
   member: MembershipAnswer | null;
   /** The user's role names in this context (display only); empty for machines. */
   roles: readonly string[];
-  /** Capability keys held here: from roles for users (as the IdP lists them), from scopes for machines. Shared with the identity cache: read only. */
+  /** Capability keys held here: from roles for users (sorted once per cached IdP answer), from scopes for machines. Shared with the identity cache: read only. */
   capabilities: readonly string[];
 }
 
@@ -97,9 +97,17 @@ export function checkContext(rule: AccessRule, p: Principal, answer: ContextAnsw
     }
     requireCapabilities(rule.capabilities, capabilities);
   } else {
-    capabilities = capabilitiesOfScopes(p.scopes);
+    capabilities = machineCapabilities(p);
   }
   return { principal: p, tenant, application, member, roles, capabilities };
+}
+
+/** Per machine principal (cached with its token), computed once. */
+const machineCaps = new WeakMap<Principal, readonly string[]>();
+function machineCapabilities(p: Principal): readonly string[] {
+  let caps = machineCaps.get(p);
+  if (caps === undefined) machineCaps.set(p, (caps = capabilitiesOfScopes(p.scopes)));
+  return caps;
 }
 
 function requireCapabilities(rule: CapabilityRule | undefined, held: readonly string[]): void {

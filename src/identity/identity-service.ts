@@ -89,7 +89,7 @@ export class IdentityService {
   }
 
   context(q: ContextQuery): Promise<ContextAnswer> {
-    return guard(this.contexts.get(IdentityService.contextKey(q), () => this.directory.context(q)));
+    return guard(this.contexts.get(IdentityService.contextKey(q), () => this.directory.context(q).then(normalize)));
   }
 
   applications(tenantId: string): Promise<ApplicationRecord[]> {
@@ -120,6 +120,24 @@ export class IdentityService {
     this.revocations.stop();
     await this.directory.close();
   }
+}
+
+/**
+ * Sorted role and capability lists, once per fetched answer: every request served from the cache
+ * can then hand them out as they are (they are shared: read only).
+ */
+function normalize(a: ContextAnswer): ContextAnswer {
+  const m = a.member;
+  if (m === null) return a;
+  return {
+    ...a,
+    member: {
+      ...m,
+      tenant_roles: [...m.tenant_roles].sort(),
+      tenant_capabilities: [...m.tenant_capabilities].sort(),
+      application: m.application && { ...m.application, roles: [...m.application.roles].sort(), capabilities: [...m.application.capabilities].sort() },
+    },
+  };
 }
 
 /** The one place where an unreachable IdP becomes the contract's `identity_unavailable`. */

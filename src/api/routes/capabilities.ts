@@ -31,8 +31,8 @@ export const getTenantCapabilities = defineRoute({
       tenant_id: params.tenant_id,
       application_id: null,
       principal_type: a.principal.type,
-      roles: [...a.roles],
-      capabilities: a.capabilities.filter((c) => TENANT_KEYS.includes(c)).sort(),
+      roles: a.roles as string[],
+      capabilities: a.capabilities.filter((c) => TENANT_KEYS.includes(c)),
     };
   },
 });
@@ -58,8 +58,9 @@ export const getApplicationCapabilities = defineRoute({
       tenant_id: params.tenant_id,
       application_id: params.application_id,
       principal_type: a.principal.type,
-      roles: [...a.roles],
-      capabilities: [...a.capabilities].sort(),
+      // Sorted once when the identity answer was cached (identity-service.ts); shared, not mutated.
+      roles: a.roles as string[],
+      capabilities: a.capabilities as string[],
     };
   },
 });
