@@ -16,6 +16,8 @@ import { createLogger, type Logger } from './log/index.ts';
 import { Metrics } from './metrics/index.ts';
 import { loadVapidKeys } from './push/vapid.ts';
 import { createRateLimiter } from './ratelimit/index.ts';
+import { createStore, sqliteStorePath } from './store/index.ts';
+import { CursorCodec, loadCursorSecret } from './api/paging/cursor.ts';
 
 export interface RunningNode {
   port: number;
@@ -50,8 +52,10 @@ export async function startNode(config: Config): Promise<RunningNode> {
   await identity.start();
   const rateLimiter = createRateLimiter(cfg.rateLimit);
   const vapid = loadVapidKeys(cfg.webPush, cfg.dataDir);
+  const store = await createStore({ driver: cfg.store.driver, mode: cfg.store.mode, path: sqliteStorePath(cfg.dataDir) });
+  const cursors = new CursorCodec(loadCursorSecret(cfg.cursorSecret, cfg.dataDir));
   const openapi = buildOpenApi(ROUTES);
-  const services: Services = { config: cfg, identity, vapid, openapi: () => openapi };
+  const services: Services = { config: cfg, identity, vapid, store, cursors, openapi: () => openapi };
   edge = new Edge(ROUTES, { config: cfg, identity, rateLimiter, metrics, log, services });
 
   const live = edge;
@@ -74,7 +78,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   const metricsServer = await metrics.listen(cfg.metricsHost, cfg.metricsPort);
   ready = true;
   log.info(
-    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver }, web_push: vapid.publicKey !== '' },
+    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver, store: store.driver }, web_push: vapid.publicKey !== '' },
     'chat node listening',
   );
 
@@ -93,6 +97,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
         if (live.inflight > 0) log.warn({ inflight: live.inflight }, 'shutdown grace period over with requests in flight');
         await identity.close();
         await rateLimiter.close();
+        await store.close();
         await metricsServer.close();
         log.info('chat node stopped');
       })();

@@ -17,6 +17,7 @@ import { loadFixture } from '../src/idp/fixture.ts';
 import { createLogger } from '../src/log/index.ts';
 import { Metrics } from '../src/metrics/index.ts';
 import { createRateLimiter } from '../src/ratelimit/index.ts';
+import { testServices } from './helpers/services.ts';
 import { assertErrorBody, request } from './helpers/http.ts';
 
 const Item = Type.Object(
@@ -48,6 +49,7 @@ const routes = [
 ] as AnyRoute[];
 
 let base = '';
+let services: Awaited<ReturnType<typeof testServices>>;
 let listenSocket: uWS.us_listen_socket | null = null;
 let logged = '';
 
@@ -58,9 +60,10 @@ before(async () => {
   const metrics = new Metrics();
   const directory = new EmbeddedIdentityDirectory(new DevIdp(await loadFixture(DEFAULT_FIXTURE), { issuer: 'http://127.0.0.1/idp', devLogin: true }));
   const identity = new IdentityService(directory, { cacheTtlMs: 1000, revocationPollMs: 1000, tokenCacheSize: 10 }, metrics, log);
+  services = await testServices(config, identity);
   const edge = new Edge(routes, {
     config, identity, rateLimiter: createRateLimiter({ driver: 'memory' }), metrics, log,
-    services: { config, identity, vapid: { publicKey: '', privateKey: '', subject: '' }, openapi: () => ({}) },
+    services,
   });
   const app = uWS.App();
   app.any('/api/v1/*', edge.handle);
@@ -73,8 +76,9 @@ before(async () => {
   });
 });
 
-after(() => {
+after(async () => {
   if (listenSocket) uWS.us_listen_socket_close(listenSocket);
+  await services.cleanup();
 });
 
 const json = { 'Content-Type': 'application/json' };

@@ -17,6 +17,7 @@ import { loadFixture } from '../src/idp/fixture.ts';
 import { createLogger } from '../src/log/index.ts';
 import { Metrics } from '../src/metrics/index.ts';
 import { createRateLimiter } from '../src/ratelimit/index.ts';
+import { testServices } from './helpers/services.ts';
 import { assertErrorBody, bearer, request } from './helpers/http.ts';
 
 const common = {
@@ -31,6 +32,7 @@ const routes = [
 ] as AnyRoute[];
 
 let base = '';
+let services: Awaited<ReturnType<typeof testServices>>;
 let listen: uWS.us_listen_socket | null = null;
 let idp: DevIdp;
 
@@ -56,9 +58,10 @@ before(async () => {
   idp = new DevIdp(await loadFixture(DEFAULT_FIXTURE), { issuer: 'http://127.0.0.1/idp', devLogin: true });
   const identity = new IdentityService(new EmbeddedIdentityDirectory(idp), { cacheTtlMs: 10000, revocationPollMs: 10000, tokenCacheSize: 100 }, metrics, log);
   await identity.start();
+  services = await testServices(config, identity);
   const edge = new Edge(routes, {
     config, identity, rateLimiter: createRateLimiter({ driver: 'memory' }), metrics, log,
-    services: { config, identity, vapid: { publicKey: '', privateKey: '', subject: '' }, openapi: () => ({}) },
+    services,
   });
   const app = uWS.App();
   app.any('/api/v1/*', edge.handle);
@@ -70,8 +73,9 @@ before(async () => {
     }),
   );
 });
-after(() => {
+after(async () => {
   if (listen) uWS.us_listen_socket_close(listen);
+  await services.cleanup();
 });
 
 test('operations acting as a person refuse machines with user_required', async () => {

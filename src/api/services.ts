@@ -5,11 +5,15 @@
 import type { Config } from '../config/index.ts';
 import type { IdentityService } from '../identity/identity-service.ts';
 import type { VapidKeys } from '../push/vapid.ts';
+import type { ChatStore } from '../store/index.ts';
+import type { CursorCodec } from './paging/cursor.ts';
 
 export interface Services {
   config: Config;
   identity: IdentityService;
   vapid: VapidKeys;
+  store: ChatStore;
+  cursors: CursorCodec;
   /** The OpenAPI document served at /openapi.json, built once at start. */
   openapi: () => unknown;
 }

@@ -16,6 +16,9 @@ export type IdpConfig =
 
 export type RateLimitConfig = { driver: 'memory' };
 
+/** Storage: the embedded SQLite file in the data directory (Cassandra arrives with the cluster). */
+export type StoreSettings = { driver: 'sqlite'; mode: 'exclusive' | 'shared-file' };
+
 export interface WebPushConfig {
   enabled: boolean;
   vapidPublicKey: string | null;
@@ -40,6 +43,9 @@ export interface Config {
   tokenCacheSize: number;
   bodyLimitBytes: number;
   rateLimit: RateLimitConfig;
+  store: StoreSettings;
+  /** Key for signing page cursors; null: generated once and kept in the data directory. */
+  cursorSecret: string | null;
   rates: { client: RateRule; send: RateRule; lookup: RateRule };
   webPush: WebPushConfig;
   shutdownGraceMs: number;
@@ -128,6 +134,16 @@ export function loadConfig(env: Env = process.env): Config {
   const rateDriver = str('CHAT_RATE_LIMIT_DRIVER', 'memory');
   if (rateDriver !== 'memory') problems.push(`CHAT_RATE_LIMIT_DRIVER must be "memory" (got "${rateDriver}")`);
 
+  const storeDriver = str('CHAT_STORE_DRIVER', 'sqlite');
+  if (storeDriver !== 'sqlite') problems.push(`CHAT_STORE_DRIVER must be "sqlite" (got "${storeDriver}")`);
+  const storeMode = str('CHAT_SQLITE_MODE', 'exclusive');
+  if (storeMode !== 'exclusive' && storeMode !== 'shared-file') problems.push(`CHAT_SQLITE_MODE must be "exclusive" or "shared-file" (got "${storeMode}")`);
+  const cursorSecret = env.CHAT_CURSOR_SECRET || null;
+  if (cursorSecret !== null) {
+    const bytes = Buffer.from(cursorSecret, /^[0-9a-f]+$/i.test(cursorSecret) ? 'hex' : 'base64').length;
+    if (bytes < 32) problems.push('CHAT_CURSOR_SECRET must hold at least 32 bytes (64 hex characters or 44 base64 characters)');
+  }
+
   const webPushEnabled = bool('CHAT_WEB_PUSH', true);
   const vapidPublicKey = env.CHAT_VAPID_PUBLIC_KEY || null;
   const vapidPrivateKey = env.CHAT_VAPID_PRIVATE_KEY || null;
@@ -157,6 +173,8 @@ export function loadConfig(env: Env = process.env): Config {
     tokenCacheSize: int('CHAT_TOKEN_CACHE_SIZE', 100000, 0, 10000000),
     bodyLimitBytes: int('CHAT_BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
     rateLimit: { driver: 'memory' },
+    store: { driver: 'sqlite', mode: storeMode === 'shared-file' ? 'shared-file' : 'exclusive' },
+    cursorSecret,
     rates: {
       client: rate('CHAT_RATE_CLIENT', { limit: 600, windowSeconds: 60 }),
       send: rate('CHAT_RATE_SEND', { limit: 30, windowSeconds: 10 }),

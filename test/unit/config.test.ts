@@ -41,3 +41,12 @@ test('VAPID keys come in pairs; the public base URL must end with /api/v1', () =
   assert.throws(() => loadConfig({ CHAT_PUBLIC_BASE_URL: 'https://chat.example.com/' }), /must end with \/api\/v1/);
   assert.equal(loadConfig({ CHAT_PUBLIC_BASE_URL: 'https://chat.example.com/api/v1' }).publicBaseUrl, 'https://chat.example.com/api/v1');
 });
+
+test('storage settings and the cursor secret are validated', () => {
+  assert.deepEqual(loadConfig({}).store, { driver: 'sqlite', mode: 'exclusive' });
+  assert.equal(loadConfig({ CHAT_SQLITE_MODE: 'shared-file' }).store.mode, 'shared-file');
+  assert.throws(() => loadConfig({ CHAT_STORE_DRIVER: 'postgres' }), /CHAT_STORE_DRIVER must be "sqlite"/);
+  assert.throws(() => loadConfig({ CHAT_SQLITE_MODE: 'both' }), /CHAT_SQLITE_MODE/);
+  assert.throws(() => loadConfig({ CHAT_CURSOR_SECRET: 'abcd' }), /at least 32 bytes/);
+  assert.equal(loadConfig({ CHAT_CURSOR_SECRET: 'ab'.repeat(32) }).cursorSecret, 'ab'.repeat(32));
+});

@@ -1,0 +1,27 @@
+/** Services for an Edge built inside a test: real store in a temp directory, real cursor codec. */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Services } from '../../src/api/services.ts';
+import { CursorCodec } from '../../src/api/paging/cursor.ts';
+import type { Config } from '../../src/config/index.ts';
+import type { IdentityService } from '../../src/identity/identity-service.ts';
+import { createStore, sqliteStorePath } from '../../src/store/index.ts';
+
+export async function testServices(config: Config, identity: IdentityService): Promise<Services & { cleanup(): Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-edge-'));
+  const store = await createStore({ driver: 'sqlite', path: sqliteStorePath(dir) });
+  return {
+    config,
+    identity,
+    vapid: { publicKey: '', privateKey: '', subject: '' },
+    store,
+    cursors: new CursorCodec(crypto.randomBytes(32)),
+    openapi: () => ({}),
+    async cleanup() {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
