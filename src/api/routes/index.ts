@@ -2,6 +2,7 @@
 import type { AnyRoute } from '../route.ts';
 import { getMe, listMyTenants } from './account.ts';
 import { listTenantApplications } from './admin.ts';
+import { getConversation, listConversations, listMembers, listMessages } from './conversations-read.ts';
 import { getApplicationCapabilities, getTenantCapabilities } from './capabilities.ts';
 import { getOpenApi, getVapidPublicKey } from './public.ts';
 
@@ -13,4 +14,8 @@ export const ROUTES: readonly AnyRoute[] = [
   getTenantCapabilities,
   getApplicationCapabilities,
   listTenantApplications,
+  listConversations,
+  getConversation,
+  listMessages,
+  listMembers,
 ] as AnyRoute[];

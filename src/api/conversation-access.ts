@@ -1,0 +1,52 @@
+/**
+ * Who may see one conversation: machines see every conversation of their context; a user sees
+ * the conversations they are an ACTIVE member of, and PUBLIC channels. A conversation of another
+ * tenant or application, or a deleted one, is `not_found` (never someone else's data); one the
+ * user may not see is `not_conversation_member`.
+ */
+import { ApiError } from '../errors/catalog.ts';
+import type { AccessContext } from '../identity/access.ts';
+import { InvalidPositionError, type ConversationDetail, type Viewer } from '../store/index.ts';
+import type { Services } from './services.ts';
+import type { CursorKind } from './paging/cursor.ts';
+import { MEMBERS_PREVIEW } from './wire.ts';
+
+export interface ConversationParams {
+  tenant_id: string;
+  application_id: string;
+  conversation_id: string;
+}
+
+export function viewerOf(access: AccessContext | null): Viewer {
+  const p = access?.principal;
+  return p?.type === 'user' ? { kind: 'user', user_id: p.user_id } : { kind: 'machine' };
+}
+
+export function isPublicChannel(c: { type: string; visibility: string | null }): boolean {
+  return c.type === 'CHANNEL' && c.visibility === 'PUBLIC';
+}
+
+export async function visibleConversation(services: Services, access: AccessContext | null, params: ConversationParams): Promise<ConversationDetail> {
+  const viewer = viewerOf(access);
+  const c = await services.store.conversations.get(params, viewer, MEMBERS_PREVIEW);
+  if (c === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
+  if (viewer.kind === 'user' && c.my_role === null && !isPublicChannel(c)) {
+    throw new ApiError('not_conversation_member', 'you are not a member of this conversation');
+  }
+  return c;
+}
+
+/** Decodes a `before` cursor into a store position (null when absent). */
+export function positionFrom(services: Services, kind: CursorKind, scope: string, before: string | undefined): unknown {
+  return before === undefined ? null : services.cursors.decode(kind, scope, before);
+}
+
+/** Runs a store page read, mapping a position the store refuses to `invalid_cursor`. */
+export async function storePage<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof InvalidPositionError) throw new ApiError('invalid_cursor', 'the cursor was not issued by this service for this list');
+    throw err;
+  }
+}
