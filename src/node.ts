@@ -54,6 +54,11 @@ export async function startNode(config: Config): Promise<RunningNode> {
   const vapid = loadVapidKeys(cfg.webPush, cfg.dataDir);
   const store = await createStore({ driver: cfg.store.driver, mode: cfg.store.mode, path: sqliteStorePath(cfg.dataDir) });
   const cursors = new CursorCodec(loadCursorSecret(cfg.cursorSecret, cfg.dataDir));
+  // The service learns its users' profiles from the IdP as they call (display names in history,
+  // user lookup). Best effort: a failed write only delays the profile to the next fetch.
+  identity.onProfile = (tenantId, profile) => {
+    store.profiles.upsert(tenantId, [profile], 'idp').catch((err: unknown) => log.warn({ err: (err as Error).message }, 'profile upsert failed'));
+  };
   const openapi = buildOpenApi(ROUTES);
   const services: Services = { config: cfg, identity, vapid, store, cursors, openapi: () => openapi };
   edge = new Edge(ROUTES, { config: cfg, identity, rateLimiter, metrics, log, services });

@@ -132,6 +132,7 @@ describe('GET one conversation, its messages and members', () => {
     assert.equal(a[2]!.status, 'DELETED');
     assert.equal(a[2]!.body, '');
     assert.equal(a[0]!.sender.display_name, 'Bob Baker');
+    assert.equal(a[1]!.sender.display_name, 'Carol Chen', "carol's profile was learned from the IdP when she called");
     const next = await get(`/conversations/${ids.direct}/messages?limit=3&before=${encodeURIComponent(first.json().next_cursor)}`, tok.bob!);
     assert.deepEqual((next.json().items as { seq: number }[]).map((m) => m.seq), [2, 1]);
     assert.equal(next.json().next_cursor, null);

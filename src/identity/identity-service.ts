@@ -89,7 +89,15 @@ export class IdentityService {
   }
 
   context(q: ContextQuery): Promise<ContextAnswer> {
-    return guard(this.contexts.get(IdentityService.contextKey(q), () => this.directory.context(q).then(normalize)));
+    return guard(this.contexts.get(IdentityService.contextKey(q), () => this.directory.context(q).then((a) => this.seen(normalize(a)))));
+  }
+
+  /** Called with each member profile fetched from the IdP (once per freshness period per context). */
+  onProfile: ((tenantId: string, profile: UserProfile) => void) | null = null;
+
+  private seen(a: ContextAnswer): ContextAnswer {
+    if (a.member && a.tenant && this.onProfile) this.onProfile(a.tenant.tenant_id, a.member.profile);
+    return a;
   }
 
   applications(tenantId: string): Promise<ApplicationRecord[]> {

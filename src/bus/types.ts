@@ -1,0 +1,146 @@
+/**
+ * The bus port: resumable event streams per channel, and a work queue for background jobs.
+ *
+ * Drivers: `local-bus.ts` (in-process; the single-node default and the fast tests) and, with the
+ * cluster issue, a Redis Streams driver. `contract.ts` is the one suite every driver passes.
+ *
+ * Event streams (`publish`, `subscribe`, `readSince`) guarantee:
+ *  - Ids. `publish` answers the id it gave the event: `<epoch>-<offset>`. Within one epoch of a
+ *    channel, offsets strictly increase in publish order. The offset's shape is the driver's
+ *    (in-process: a decimal counter starting at 1; Redis: the stream entry id), so callers treat
+ *    ids as opaque strings and only hand them back to `readSince`.
+ *  - Epochs. A channel's epoch is the generation of the history behind it. It changes whenever
+ *    the driver may have lost a channel's history (a restarted in-process bus, a channel whose
+ *    whole state was dropped, a Redis stream that was deleted), never otherwise. An id from
+ *    another epoch therefore means "history lost", while a later id in the same epoch is
+ *    only a gap that `readSince` can fill.
+ *  - Order. Publishes to one channel issued by one caller, one after the other without awaiting,
+ *    are appended in call order. Listeners of a channel see its events in id order; on one
+ *    node, a listener sees an event no later than the publish's promise resolves.
+ *  - Window. Each channel keeps at least its last `maxEventsPerChannel` events younger than
+ *    `maxAgeMs` (the driver may keep fewer only to respect its total memory bound). `readSince`
+ *    answers every event after the given id when all of them are still held, and
+ *    `{ reset: true }` otherwise: the id is older than the window, from another epoch, malformed
+ *    or unknown. A reset means "refetch state through the API", never "nothing missed".
+ *  - Isolation. A listener that throws does not affect the publisher or other listeners; the
+ *    error goes to the driver's error hook.
+ *
+ * Resume recipe (the SSE hub): subscribe first, then `readSince(lastEventId)`; send the replayed
+ * events, then live ones, skipping live events whose id was already replayed (compare by id
+ * equality; the ids of one channel arrive in order).
+ *
+ * The work queue (`enqueue`, `consume`) guarantees at-least-once delivery to some consumer
+ * while the driver holds the job: a job leaves the queue only when a handler resolved for it; a
+ * handler that rejects gets it again after the driver's backoff, until the retry policy gives
+ * up. Jobs are independent: no order between them is promised. The in-process driver holds jobs
+ * in memory (lost with the process); the Redis driver holds them in a stream with a consumer
+ * group (pending entries of a dead node are reclaimed).
+ */
+
+/** What a listener receives, and what `readSince` answers. */
+export interface BusEntry<E> {
+  /** `<epoch>-<offset>`; see the module comment. */
+  id: string;
+  channel: string;
+  event: E;
+}
+
+export type Listener<E> = (entry: BusEntry<E>) => void;
+
+export type ReadSinceResult<E> = { reset: false; events: BusEntry<E>[] } | { reset: true };
+
+export interface EventStreams<E> {
+  /** Appends `event` to `channel`, delivers it to the channel's listeners, answers its id. */
+  publish(channel: string, event: E): Promise<string>;
+  /** Calls `listener` for every later event of `channel`; answers the unsubscribe function. */
+  subscribe(channel: string, listener: Listener<E>): () => void;
+  /** The events of `channel` after `lastEventId`, oldest first, or a reset (see module comment). */
+  readSince(channel: string, lastEventId: string): Promise<ReadSinceResult<E>>;
+}
+
+export interface JobContext {
+  /** 1 on the first delivery, then 2, 3, ... on retries. */
+  attempt: number;
+}
+
+export type JobHandler<J> = (job: J, context: JobContext) => Promise<void>;
+
+export interface ConsumeOptions {
+  /** Jobs this consumer runs at once; default 1. */
+  concurrency?: number;
+}
+
+export interface WorkQueue<J> {
+  /**
+   * Hands a job to the queue. Rejects with QueueFullError when the driver's bound is reached
+   * (the caller decides whether to drop it: push delivery is best effort).
+   */
+  enqueue(job: J): Promise<void>;
+  /**
+   * Starts a consumer; answers a function that stops it (taking no new jobs) and resolves when
+   * its running handlers have finished. Several consumers share the jobs.
+   */
+  consume(handler: JobHandler<J>, options?: ConsumeOptions): () => Promise<void>;
+}
+
+export interface Bus<E, J> extends EventStreams<E>, WorkQueue<J> {
+  readonly driver: BusConfig['driver'];
+  /** Stops timers and consumers and drops listeners. Calls after close() reject. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** How many events a channel keeps for resume. */
+export interface ResumeWindow {
+  /** Default 1000. */
+  maxEventsPerChannel?: number;
+  /** Default 5 minutes. */
+  maxAgeMs?: number;
+}
+
+/**
+ * Retry policy of the work queue: the delay before the next attempt after attempt `attempt`
+ * failed with `error`, or null to give up (the job is then handed to `onGiveUp`).
+ */
+export type RetryPolicy = (attempt: number, error: unknown) => number | null;
+
+export type BusConfig = LocalBusConfig;
+
+export interface LocalBusConfig {
+  driver: 'local';
+  window?: ResumeWindow;
+  /** Bound on the bytes of events held across all channels; default 64 MiB. */
+  maxTotalBytes?: number;
+  /**
+   * Approximate bytes an event holds; default: the length of its JSON. Computed once per event
+   * object, however many channels it is published to.
+   */
+  sizeOf?: (event: unknown) => number;
+  /** Bound on jobs waiting or waiting for a retry; default 10,000. */
+  maxQueuedJobs?: number;
+  /** Default: 200 ms doubling per attempt up to 30 s, giving up after 5 attempts. */
+  retry?: RetryPolicy;
+  /** Hooks for what the bus cannot throw to a caller. */
+  onListenerError?: (error: unknown, channel: string) => void;
+  onGiveUp?: (job: unknown, error: unknown) => void;
+  /** Clock in epoch ms; tests inject one to age events without sleeping. */
+  now?: () => number;
+}
+
+export class QueueFullError extends Error {
+  readonly code = 'queue_full' as const;
+  constructor(limit: number) {
+    super(`work queue is full (${limit} jobs)`);
+    this.name = 'QueueFullError';
+  }
+}
+
+export class BusClosedError extends Error {
+  readonly code = 'bus_closed' as const;
+  constructor() {
+    super('the bus is closed');
+    this.name = 'BusClosedError';
+  }
+}
+
+/** Default backoff: 200 ms, 400 ms, 800 ms, 1.6 s, then give up (5 attempts in all). */
+export const defaultRetry: RetryPolicy = (attempt) => (attempt >= 5 ? null : Math.min(30_000, 200 * 2 ** (attempt - 1)));

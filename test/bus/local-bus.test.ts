@@ -1,0 +1,146 @@
+/**
+ * The bus contract against the in-process driver, and what only that driver promises: the total
+ * byte bound, dropping idle channels (with a new epoch), a new epoch after a restart, the queue
+ * bound, the hooks, and close.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { busContract, type TestEvent } from '../../src/bus/contract.ts';
+import { createBus, BusClosedError, QueueFullError, type Bus, type LocalBusConfig } from '../../src/bus/index.ts';
+import { LocalBus } from '../../src/bus/local-bus.ts';
+import { conversationChannel, parseChannel, userChannel } from '../../src/bus/channels.ts';
+
+busContract('local', async ({ window, now, retry }) => createBus<TestEvent, string>({ driver: 'local', window, now, retry }));
+
+function local(config: Omit<LocalBusConfig, 'driver'> = {}): LocalBus<TestEvent, string> {
+  return new LocalBus<TestEvent, string>({ driver: 'local', ...config });
+}
+
+async function closing<B extends Bus<TestEvent, string>>(bus: B, body: (bus: B) => Promise<void>): Promise<void> {
+  try {
+    await body(bus);
+  } finally {
+    await bus.close();
+  }
+}
+
+describe('local bus', () => {
+  it('keeps total bytes under the bound by evicting the oldest events of any channel', async () => {
+    // Each event is charged 96 + 6 bytes ({"n":1}); a 1000-byte bound holds 9 of them.
+    await closing(local({ maxTotalBytes: 1000 }), async (bus) => {
+      const a = [await bus.publish('a', { n: 1 }), await bus.publish('a', { n: 2 })];
+      const b: string[] = [];
+      for (let n = 1; n <= 9; n += 1) b.push(await bus.publish('b', { n }));
+      // 11 published, 9 fit: a1 and a2, the oldest of all, went first.
+      assert.equal(bus.stats().events, 9);
+      assert.ok(bus.stats().bytes <= 1000);
+      assert.deepEqual(await bus.readSince('a', a[0]!), { reset: true }, 'a2 was lost');
+      assert.deepEqual(await bus.readSince('a', a[1]!), { reset: false, events: [] }, 'nothing after a2 was lost');
+      const fromB1 = await bus.readSince('b', b[0]!);
+      assert.ok(!fromB1.reset);
+      assert.deepEqual(fromB1.events.map((e) => e.event.n), [2, 3, 4, 5, 6, 7, 8, 9]);
+    });
+  });
+
+  it('an idle channel is dropped; published to again, it starts a new epoch and old ids reset', async () => {
+    let clock = 0;
+    await closing(local({ window: { maxAgeMs: 1000 }, now: () => clock }), async (bus) => {
+      const first = await bus.publish('a', { n: 1 });
+      clock += 2000;
+      (bus as unknown as { streams: { sweep(): void } }).streams.sweep();
+      assert.equal(bus.stats().channels, 0);
+      const second = await bus.publish('a', { n: 2 });
+      assert.notEqual(first.split('-')[0], second.split('-')[0]);
+      assert.deepEqual(await bus.readSince('a', first), { reset: true });
+    });
+  });
+
+  it('a channel with a listener keeps its epoch even with nothing held', async () => {
+    let clock = 0;
+    await closing(local({ window: { maxAgeMs: 1000 }, now: () => clock }), async (bus) => {
+      bus.subscribe('a', () => {});
+      const first = await bus.publish('a', { n: 1 });
+      clock += 2000;
+      (bus as unknown as { streams: { sweep(): void } }).streams.sweep();
+      const second = await bus.publish('a', { n: 2 });
+      assert.equal(first.split('-')[0], second.split('-')[0]);
+      assert.equal(second.split('-')[1], '2', 'offsets continue');
+      const replay = await bus.readSince('a', first);
+      assert.ok(!replay.reset, 'event 1 expired, but nothing after it was lost');
+      assert.deepEqual(replay.events.map((e) => e.id), [second]);
+    });
+  });
+
+  it('a restarted bus answers reset to the ids of the previous one', async () => {
+    const before = local();
+    const id = await before.publish('a', { n: 1 });
+    await before.close();
+    await closing(local(), async (after) => {
+      await after.publish('a', { n: 1 });
+      assert.deepEqual(await after.readSince('a', id), { reset: true });
+    });
+  });
+
+  it('refuses jobs beyond maxQueuedJobs with QueueFullError', async () => {
+    await closing(local({ maxQueuedJobs: 2 }), async (bus) => {
+      await bus.enqueue('a');
+      await bus.enqueue('b');
+      await assert.rejects(bus.enqueue('c'), QueueFullError);
+    });
+  });
+
+  it('reports listener errors and given-up jobs to the hooks', async () => {
+    const listenerErrors: string[] = [];
+    const givenUp: unknown[] = [];
+    let gaveUp!: () => void;
+    const done = new Promise<void>((r) => (gaveUp = r));
+    const bus = local({
+      onListenerError: (error, channel) => listenerErrors.push(`${channel}: ${(error as Error).message}`),
+      onGiveUp: (job) => {
+        givenUp.push(job);
+        gaveUp();
+      },
+      retry: () => null,
+    });
+    await closing(bus, async () => {
+      bus.subscribe('a', () => {
+        throw new Error('boom');
+      });
+      await bus.publish('a', { n: 1 });
+      assert.deepEqual(listenerErrors, ['a: boom']);
+      bus.consume(async () => {
+        throw new Error('nope');
+      });
+      await bus.enqueue('job-1');
+      await done;
+      assert.deepEqual(givenUp, ['job-1']);
+    });
+  });
+
+  it('after close every call is refused', async () => {
+    const bus = local();
+    await bus.close();
+    await bus.close();
+    await assert.rejects(bus.publish('a', { n: 1 }), BusClosedError);
+    await assert.rejects(bus.readSince('a', '1-1'), BusClosedError);
+    await assert.rejects(bus.enqueue('j'), BusClosedError);
+    assert.throws(() => bus.subscribe('a', () => {}), BusClosedError);
+  });
+
+  it('refuses a configuration out of range', () => {
+    assert.throws(() => local({ window: { maxEventsPerChannel: 0 } }), RangeError);
+    assert.throws(() => local({ maxTotalBytes: 1.5 }), RangeError);
+  });
+});
+
+describe('channel names', () => {
+  it('encode each part, so ids containing ":" never collide, and parse back', () => {
+    assert.equal(userChannel('t1', 'u1'), 'user:t1:u1');
+    assert.notEqual(userChannel('a:b', 'c'), userChannel('a', 'b:c'));
+    assert.deepEqual(parseChannel(userChannel('a:b', 'c%')), { kind: 'user', tenant_id: 'a:b', user_id: 'c%' });
+    const conv = conversationChannel('t', 'app', '00000000-0000-4000-8000-000000000000');
+    assert.deepEqual(parseChannel(conv), { kind: 'conversation', tenant_id: 't', application_id: 'app', conversation_id: '00000000-0000-4000-8000-000000000000' });
+    assert.equal(parseChannel('user:%E0%A4%A:x'), null);
+    assert.equal(parseChannel('other:x'), null);
+  });
+});
