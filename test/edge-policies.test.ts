@@ -4,9 +4,11 @@
  * `user_required` for person-acting operations, and the per-user `send` / `lookup` rate limits.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import uWS from '@trufflesuite/uws-js-unofficial';
+import { Type } from '@sinclair/typebox';
 import { defineRoute, type AnyRoute } from '../src/api/route.ts';
+import { ApiError } from '../src/errors/catalog.ts';
 import { ApplicationParams } from '../src/api/schemas/common.ts';
 import { DEFAULT_FIXTURE, loadConfig } from '../src/config/index.ts';
 import { Edge } from '../src/http/edge.ts';
@@ -29,7 +31,19 @@ const routes = [
   defineRoute({ ...common, audience: ['user'], operationId: 'typing', summary: 'acts as a person', method: 'POST', path: '/tenants/{tenant_id}/applications/{application_id}/typing', machineRefusal: 'user_required' }),
   defineRoute({ ...common, audience: ['user', 'machine'], scopes: { user: ['chat:access'], machine: ['chat:sync'] }, operationId: 'send', summary: 'send', method: 'POST', path: '/tenants/{tenant_id}/applications/{application_id}/send', rateLimit: 'send' }),
   defineRoute({ ...common, audience: ['user'], operationId: 'lookup', summary: 'lookup', method: 'GET', path: '/tenants/{tenant_id}/applications/{application_id}/lookup', rateLimit: 'lookup' }),
+  defineRoute({
+    ...common, audience: ['user', 'machine'], scopes: { user: ['chat:access'], machine: ['chat:sync'] }, operationId: 'count', summary: 'counts executions', method: 'POST',
+    path: '/tenants/{tenant_id}/applications/{application_id}/count', status: 201,
+    schemas: { params: ApplicationParams, body: Type.Object({ value: Type.String() }, { additionalProperties: false }) },
+    handler: ({ body }) => {
+      executions++;
+      if (body.value === 'archived') throw new ApiError('conversation_archived', 'refused by the operation itself');
+      if (body.value === 'crash') throw new Error('boom');
+      return { n: executions, value: body.value };
+    },
+  }),
 ] as AnyRoute[];
+let executions = 0;
 
 let base = '';
 let services: Awaited<ReturnType<typeof testServices>>;
@@ -115,4 +129,54 @@ test('user lookup is limited per user under its own policy', async () => {
   assert.ok(Number(refused.headers['retry-after']) >= 1);
   // The send budget of the same user is separate.
   assert.equal((await request(`${base}/send`, { method: 'POST', headers: bearer(frank) })).status, 200);
+});
+
+describe('Idempotency-Key', () => {
+  const post = (token: string, value: string, key?: string) =>
+    request(`${base}/count`, { method: 'POST', headers: { ...bearer(token), 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) }, body: JSON.stringify({ value }) });
+
+  test('a retry with the same key and body replays the first response and runs nothing', async () => {
+    const bob = await userToken('bob');
+    const before = executions;
+    const first = await post(bob, 'a', 'key-1');
+    assert.equal(first.status, 201);
+    const again = await post(bob, 'a', 'key-1');
+    assert.equal(again.status, 201);
+    assert.equal(again.text, first.text);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(first.headers['idempotent-replayed'], undefined);
+    assert.equal(executions, before + 1);
+  });
+
+  test('the same key with another body is idempotency_key_reused (422)', async () => {
+    const bob = await userToken('bob');
+    await post(bob, 'b', 'key-2');
+    assertErrorBody(await post(bob, 'c', 'key-2'), 422, 'idempotency_key_reused');
+  });
+
+  test('keys are per principal; requests without a key always run', async () => {
+    const before = executions;
+    await post(await userToken('bob'), 'd', 'key-3');
+    await post(await userToken('carol'), 'd', 'key-3');
+    await post(await userToken('carol'), 'd');
+    await post(await userToken('carol'), 'd');
+    assert.equal(executions, before + 4);
+  });
+
+  test("the operation's own refusal is recorded; a crash is not", async () => {
+    const bob = await userToken('bob');
+    const before = executions;
+    assertErrorBody(await post(bob, 'archived', 'key-4'), 422, 'conversation_archived');
+    const replay = await post(bob, 'archived', 'key-4');
+    assertErrorBody(replay, 422, 'conversation_archived');
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(executions, before + 1);
+    assertErrorBody(await post(bob, 'crash', 'key-5'), 500, 'server_error');
+    assertErrorBody(await post(bob, 'crash', 'key-5'), 500, 'server_error');
+    assert.equal(executions, before + 3, 'a 5xx released the key, so the retry ran');
+  });
+
+  test('a malformed key is invalid_request', async () => {
+    assertErrorBody(await post(await userToken('bob'), 'e', 'x'.repeat(256)), 400, 'invalid_request');
+  });
 });

@@ -19,17 +19,19 @@ import type { Services } from '../api/services.ts';
 import { assertValid, createAjv, Validator } from '../api/validation.ts';
 import type { Config } from '../config/index.ts';
 import { API_PREFIX } from '../config/index.ts';
-import { ApiError } from '../errors/catalog.ts';
-import { checkContext, checkPrincipal, type AccessContext } from '../identity/access.ts';
+import { ApiError, errorBody } from '../errors/catalog.ts';
+import { checkPrincipal, type AccessContext } from '../identity/access.ts';
 import { toApiError, type IdentityService } from '../identity/identity-service.ts';
-import type { ContextQuery, Principal } from '../identity/types.ts';
+import type { Principal } from '../identity/types.ts';
 import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
-import { rateLimitHeaders } from '../ratelimit/types.ts';
 import { isJsonContentType, parseJson, readBody, tooLarge } from './body.ts';
 import { corsHeaders, originAllowed, pathPolicy, preflightHeaders } from './cors.ts';
-import { send, sendError, sendJson, type Exchange } from './respond.ts';
+import { applyLimit, authenticate, parseQuery, resolveAccess, then } from './guards.ts';
+import { appliesTo, begin, finish, keyFor, type Replay } from './idempotency.ts';
+import { send, sendError, type Exchange } from './respond.ts';
+import type { IdempotencyKey } from '../store/index.ts';
 import { Router } from './router.ts';
 
 interface CompiledRoute {
@@ -67,9 +69,14 @@ interface Step {
   query: Record<string, string>;
   access: AccessContext | null;
   result: unknown;
+  /** Set when the request carries an Idempotency-Key and claimed it (idempotency.ts). */
+  idem: IdempotencyKey | null;
+  /** A recorded response to send again instead of running the operation. */
+  replay: Replay | null;
 }
 
-const STEP_COUNT = 11;
+const STEP_COUNT = 12;
+const REPLAYED = { 'Idempotent-Replayed': 'true' };
 
 export interface EdgeDeps {
   config: Config;
@@ -124,6 +131,10 @@ export class Edge {
       requestId: requestIdFrom(req.getHeader('x-request-id')),
       kept: {},
     };
+    if (route !== null && method !== 'GET') {
+      const key = req.getHeader('idempotency-key');
+      if (key !== '') incoming.kept['idempotency-key'] = key;
+    }
     for (const h of method === 'OPTIONS' ? PREFLIGHT_HEADERS : (route?.headers ?? NO_HEADERS)) {
       const v = req.getHeader(h);
       if (v !== '') incoming.kept[h] = v;
@@ -173,7 +184,7 @@ export class Edge {
    * cached request is answered inside the callback with no promise, closure or microtask hop.
    */
   private run(ex: Exchange, inc: Incoming, c: CompiledRoute, params: Record<string, string>): void | Promise<void> {
-    const st: Step = { ex, inc, c, params, bodyPromise: null, bodyError: null, principal: null, raw: null, parsed: undefined, query: {}, access: null, result: undefined };
+    const st: Step = { ex, inc, c, params, bodyPromise: null, bodyError: null, principal: null, raw: null, parsed: undefined, query: {}, access: null, result: undefined, idem: null, replay: null };
     return this.advance(st, 0);
   }
 
@@ -184,13 +195,27 @@ export class Edge {
         if (pending instanceof Promise) {
           return pending.then(
             () => this.advance(st, i + 1),
-            (err: unknown) => this.fail(st.ex, st.inc, err, st.c.body !== null),
+            (err: unknown) => this.failStep(st, err),
           );
         }
       }
     } catch (err) {
-      this.fail(st.ex, st.inc, err, st.c.body !== null);
+      return this.failStep(st, err);
     }
+  }
+
+  /** A failed step; under a claimed Idempotency-Key the refusal is recorded (or the key released) first. */
+  private failStep(st: Step, thrown: unknown): void | Promise<void> {
+    const key = st.idem;
+    if (key === null) return this.fail(st.ex, st.inc, thrown, st.c.body !== null);
+    st.idem = null;
+    const err = toApiError(thrown);
+    const status = err instanceof ApiError ? err.status : 500;
+    const body = err instanceof ApiError ? JSON.stringify(errorBody(err, st.inc.path)) : null;
+    return finish(this.deps.services.store, key, status, body).then(
+      () => this.fail(st.ex, st.inc, thrown, st.c.body !== null),
+      () => this.fail(st.ex, st.inc, thrown, st.c.body !== null),
+    );
   }
 
   private step(i: number, st: Step): void | Promise<unknown> {
@@ -218,7 +243,7 @@ export class Edge {
         return;
       case 3: {
         if (route.audience.includes('public')) return;
-        const p = this.authenticate(st.inc.authorization);
+        const p = authenticate(this.deps.identity, st.inc.authorization);
         if (p instanceof Promise) return p.then((v) => void (st.principal = v));
         st.principal = p;
         return;
@@ -226,7 +251,7 @@ export class Edge {
       case 4: // audience, scope, binding; then the per-client limit of machines
         if (st.principal === null) return;
         checkPrincipal(route, st.principal, st.params.tenant_id, st.params.application_id);
-        if (st.principal.type === 'machine') return this.limit(st.ex, `client:${st.principal.client_id}`, 'client');
+        if (st.principal.type === 'machine') return applyLimit(this.deps, st.ex, `client:${st.principal.client_id}`, 'client');
         return;
       case 5:
         if (st.bodyPromise) return st.bodyPromise.then((b) => void (st.raw = b));
@@ -244,15 +269,27 @@ export class Edge {
       }
       case 7: {
         if (st.principal === null) return;
-        const a = this.access(route, st.principal, st.params);
+        const a = resolveAccess(this.deps.identity, route, st.principal, st.params);
         if (a instanceof Promise) return a.then((v) => void (st.access = v));
         st.access = a;
         return;
       }
-      case 8:
-        if (route.rateLimit && st.principal?.type === 'user') return this.limit(st.ex, `${route.rateLimit}:${st.principal.user_id}`, route.rateLimit);
+      case 8: {
+        // Idempotency-Key: claim it, or answer a retry with the recorded response.
+        const header = st.inc.kept['idempotency-key'];
+        if (!appliesTo(st.inc.method, st.principal, header)) return;
+        const key = keyFor(st.principal as Principal, st.inc.method, st.inc.path, header);
+        return begin(this.deps.services.store, key, st.raw).then((replay) => {
+          if (replay) st.replay = replay;
+          else st.idem = key;
+        });
+      }
+      case 9:
+        if (st.replay) return;
+        if (route.rateLimit && st.principal?.type === 'user') return applyLimit(this.deps, st.ex, `${route.rateLimit}:${st.principal.user_id}`, route.rateLimit);
         return;
-      case 9: {
+      case 10: {
+        if (st.replay) return;
         const r = route.handler({
           params: st.params as never,
           query: st.query as never,
@@ -268,10 +305,18 @@ export class Edge {
         st.result = r;
         return;
       }
-      case 10:
-        if (st.result instanceof Reply) sendJson(st.ex, st.result.status, st.result.body, st.result.headers);
-        else sendJson(st.ex, route.status, st.result);
+      case 11: {
+        if (st.replay) {
+          send(st.ex, st.replay.status, st.replay.body, REPLAYED);
+          return;
+        }
+        const reply = st.result instanceof Reply ? st.result : null;
+        const status = reply ? reply.status : route.status;
+        const body = status === 204 ? null : JSON.stringify(reply ? reply.body : st.result);
+        if (st.idem) return finish(this.deps.services.store, st.idem, status, body).then(() => send(st.ex, status, body, reply?.headers));
+        send(st.ex, status, body, reply?.headers);
         return;
+      }
     }
   }
 
@@ -281,38 +326,6 @@ export class Edge {
     if (inc.origin === '' || route.cors === 'none') return;
     return then(originAllowed(this.deps.identity, route.cors, params, inc.origin), (ok) => {
       if (ok) Object.assign(ex.headers, corsHeaders(route.cors, inc.origin));
-    });
-  }
-
-  private authenticate(authorization: string): Principal | Promise<Principal> {
-    const token = bearerToken(authorization);
-    const { verifier } = this.deps.identity;
-    return verifier.cached(token) ?? verifier.verify(token);
-  }
-
-  private access(route: AnyRoute, p: Principal, params: Record<string, string>): AccessContext | Promise<AccessContext> {
-    if (route.context === 'account' || route.context === 'none') {
-      return { principal: p, tenant: null, application: null, member: null, roles: [], capabilities: [] };
-    }
-    const q: ContextQuery = { tenant_id: params.tenant_id as string };
-    if (route.context === 'application') q.application_id = params.application_id as string;
-    if (p.type === 'user') q.user_id = p.user_id;
-    const { identity } = this.deps;
-    const hit = identity.peekContext(q);
-    if (hit) return checkContext(route, p, hit, params.application_id);
-    return identity.context(q).then((answer) => checkContext(route, p, answer, params.application_id));
-  }
-
-  private limit(ex: Exchange, key: string, policy: 'client' | 'send' | 'lookup'): void | Promise<void> {
-    const rule = this.deps.config.rates[policy];
-    const limiter = this.deps.rateLimiter;
-    return then(limiter.consumeSync ? limiter.consumeSync(key, rule) : limiter.consume(key, rule), (d) => {
-      const headers = rateLimitHeaders(policy, rule, d);
-      if (!d.allowed) {
-        this.deps.metrics.rateLimited.inc({ policy });
-        throw new ApiError('rate_limited', `rate limit exceeded: ${rule.limit} requests per ${rule.windowSeconds} s; retry in ${d.retryAfterSeconds} s`, headers);
-      }
-      Object.assign(ex.headers, headers);
     });
   }
 
@@ -343,23 +356,6 @@ export class Edge {
       send(ex, 204, null);
     }
   }
-}
-
-/** Continues with `f` at once for a plain value, after settlement for a promise. */
-function then<T, R>(v: T | Promise<T>, f: (value: T) => R | Promise<R>): R | Promise<R> {
-  return v instanceof Promise ? v.then(f) : f(v);
-}
-
-/** The token of `Bearer <token>`; its syntax is checked by the verifier (or matched in its cache). */
-function bearerToken(authorization: string): string {
-  if (authorization === '') throw new ApiError('invalid_token', 'missing bearer token');
-  const token = authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ' ? authorization.slice(7).trim() : '';
-  if (token === '' || token.includes(' ')) throw new ApiError('invalid_token', 'the Authorization header must be "Bearer <token>"');
-  return token;
-}
-
-function parseQuery(q: string): Record<string, string> {
-  return q === '' ? {} : Object.fromEntries(new URLSearchParams(q));
 }
 
 /** Request ids: a sane incoming X-Request-Id, else this process's boot id and a counter (cheap, unique). */

@@ -42,7 +42,7 @@ export class IdentityService {
   constructor(
     readonly directory: IdentityDirectory,
     opts: IdentityServiceOptions,
-    private readonly metrics: Metrics,
+    metrics: Metrics,
     private readonly log: Logger,
   ) {
     this.revocations = new RevocationList(directory, opts.revocationPollMs, log);

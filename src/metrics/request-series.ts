@@ -98,7 +98,7 @@ export class RequestSeries {
 export class EventCounter<L extends string> {
   private readonly counts = new Map<L, number>();
 
-  constructor(registry: Registry, name: string, help: string, private readonly label: string) {
+  constructor(registry: Registry, name: string, help: string, label: string) {
     const values = (): Value[] => [...this.counts].map(([v, n]) => ({ value: n, labels: { [label]: v } }));
     (registry as unknown as { registerMetric(m: unknown): void }).registerMetric({
       name,
