@@ -17,7 +17,10 @@ import { Metrics } from './metrics/index.ts';
 import { loadVapidKeys } from './push/vapid.ts';
 import { createRateLimiter } from './ratelimit/index.ts';
 import { createStore, sqliteStorePath } from './store/index.ts';
+import { ActorHost, type ChatBus } from './actors/index.ts';
+import { createBus } from './bus/index.ts';
 import { CursorCodec, loadCursorSecret } from './api/paging/cursor.ts';
+import { startRetentionJob } from './retention/retention-job.ts';
 
 export interface RunningNode {
   port: number;
@@ -59,8 +62,14 @@ export async function startNode(config: Config): Promise<RunningNode> {
   identity.onProfile = (tenantId, profile) => {
     store.profiles.upsert(tenantId, [profile], 'idp').catch((err: unknown) => log.warn({ err: (err as Error).message }, 'profile upsert failed'));
   };
+  // Role-permission overrides of the admin mapping change what users hold (effective-capabilities.ts).
+  identity.effective.useOverrides(store.roleOverrides);
+  const retention = startRetentionJob(store, cfg.retentionIntervalMs, log);
   const openapi = buildOpenApi(ROUTES);
-  const services: Services = { config: cfg, identity, vapid, store, cursors, openapi: () => openapi };
+  const bus: ChatBus = createBus({ driver: 'local' });
+  // Push jobs are enqueued once a push worker consumes them (issue 4); until then none are kept.
+  const actors = new ActorHost({ store, bus, enqueuePush: false, log: { warn: (obj, msg) => log.warn(obj, msg) } });
+  const services: Services = { config: cfg, identity, vapid, store, cursors, actors, bus, openapi: () => openapi };
   edge = new Edge(ROUTES, { config: cfg, identity, rateLimiter, metrics, log, services });
 
   const live = edge;
@@ -100,8 +109,11 @@ export async function startNode(config: Config): Promise<RunningNode> {
         const deadline = Date.now() + cfg.shutdownGraceMs;
         while (live.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         if (live.inflight > 0) log.warn({ inflight: live.inflight }, 'shutdown grace period over with requests in flight');
+        await retention.stop();
         await identity.close();
         await rateLimiter.close();
+        await actors.close();
+        await bus.close();
         await store.close();
         await metricsServer.close();
         log.info('chat node stopped');

@@ -7,6 +7,7 @@ import type { IdentityService } from '../identity/identity-service.ts';
 import type { VapidKeys } from '../push/vapid.ts';
 import type { ChatStore } from '../store/index.ts';
 import type { CursorCodec } from './paging/cursor.ts';
+import type { ActorHost, ChatBus } from '../actors/index.ts';
 
 export interface Services {
   config: Config;
@@ -14,6 +15,9 @@ export interface Services {
   vapid: VapidKeys;
   store: ChatStore;
   cursors: CursorCodec;
+  /** The conversation actors: every mutation of a conversation goes through them. */
+  actors: ActorHost;
+  bus: ChatBus;
   /** The OpenAPI document served at /openapi.json, built once at start. */
   openapi: () => unknown;
 }

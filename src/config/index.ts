@@ -49,6 +49,8 @@ export interface Config {
   rates: { client: RateRule; send: RateRule; lookup: RateRule };
   webPush: WebPushConfig;
   shutdownGraceMs: number;
+  /** How often the retention job purges expired messages; 0: never on this node. */
+  retentionIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -153,6 +155,11 @@ export function loadConfig(env: Env = process.env): Config {
   const subject = str('CHAT_VAPID_SUBJECT', 'mailto:chat-admin@example.com');
   if (!/^(mailto:|https:)/.test(subject)) problems.push(`CHAT_VAPID_SUBJECT must be a mailto: or https: URL (got "${subject}")`);
 
+  const retentionIntervalMs = int('CHAT_RETENTION_INTERVAL_MS', 3_600_000, 0, 7 * 86_400_000);
+  if (retentionIntervalMs > 0 && retentionIntervalMs < 1000) {
+    problems.push(`CHAT_RETENTION_INTERVAL_MS must be 0 (off) or at least 1000 (got "${env.CHAT_RETENTION_INTERVAL_MS ?? ''}")`);
+  }
+
   const logLevel = str('CHAT_LOG_LEVEL', 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`CHAT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "${logLevel}")`);
@@ -182,6 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     webPush: { enabled: webPushEnabled, vapidPublicKey, vapidPrivateKey, subject },
     shutdownGraceMs: int('CHAT_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
+    retentionIntervalMs,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -286,7 +286,12 @@ export class Edge {
       }
       case 9:
         if (st.replay) return;
-        if (route.rateLimit && st.principal?.type === 'user') return applyLimit(this.deps, st.ex, `${route.rateLimit}:${st.principal.user_id}`, route.rateLimit);
+        if (route.rateLimit && st.principal) {
+          // Per user: the caller, or for a machine the member it acts for (body.actor_user_id).
+          const actor = (st.parsed as { actor_user_id?: unknown } | undefined)?.actor_user_id;
+          const person = st.principal.type === 'user' ? st.principal.user_id : typeof actor === 'string' ? actor : null;
+          if (person !== null) return applyLimit(this.deps, st.ex, `${route.rateLimit}:${person}`, route.rateLimit);
+        }
         return;
       case 10: {
         if (st.replay) return;

@@ -10,9 +10,13 @@
  *  6. application exists in the tenant, ACTIVE, chat enabled → application_not_found
  *  7. user: has access to the application → no_application_access
  *  8. user: holds the route's capabilities → missing_capability (message names the capability)
+ *
+ * A user's capabilities are the IdP's role capabilities mapped through the tenant's role-permission
+ * overrides (effective-capabilities.ts); synchronous unless those must be loaded first.
  */
 import { ApiError } from '../errors/catalog.ts';
 import { USER_SCOPE, capabilitiesOfScopes, type Capability } from './catalog.ts';
+import { effectiveCapabilities } from './effective-capabilities.ts';
 import type { ApplicationRecord, ContextAnswer, MembershipAnswer, Principal, TenantRecord } from './types.ts';
 
 export type Audience = 'user' | 'machine' | 'public';
@@ -34,7 +38,7 @@ export interface AccessContext {
   member: MembershipAnswer | null;
   /** The user's role names in this context (display only); empty for machines. */
   roles: readonly string[];
-  /** Capability keys held here: from roles for users (sorted once per cached IdP answer), from scopes for machines. Shared with the identity cache: read only. */
+  /** Capability keys held here: from roles (through the overrides) for users, from scopes for machines. Sorted; shared with caches: read only. */
   capabilities: readonly string[];
 }
 
@@ -66,7 +70,7 @@ export function checkPrincipal(rule: AccessRule, p: Principal, tenantId: string 
 }
 
 /** Steps 4-8 against the identity provider's answer for (tenant, application, user). */
-export function checkContext(rule: AccessRule, p: Principal, answer: ContextAnswer, appId: string | undefined): AccessContext {
+export function checkContext(rule: AccessRule, p: Principal, answer: ContextAnswer, appId: string | undefined): AccessContext | Promise<AccessContext> {
   const tenant = answer.tenant;
   if (tenant === null || tenant.status !== 'ACTIVE' || !tenant.chat_enabled) {
     throw new ApiError('tenant_not_available', 'the tenant is not available for chat');
@@ -82,24 +86,27 @@ export function checkContext(rule: AccessRule, p: Principal, answer: ContextAnsw
       throw new ApiError('application_not_found', `application ${appId ?? ''} does not exist or has chat switched off`.replace('  ', ' '));
     }
   }
-  let roles: readonly string[] = [];
-  let capabilities: readonly string[];
   if (p.type === 'user' && member !== null) {
+    let roles: readonly string[];
+    let idpCapabilities: readonly string[];
     if (rule.context === 'application') {
       if (member.application === null || !member.application.has_access) {
         throw new ApiError('no_application_access', 'the user has no access to this application');
       }
       roles = member.application.roles;
-      capabilities = member.application.capabilities;
+      idpCapabilities = member.application.capabilities;
     } else {
       roles = member.tenant_roles;
-      capabilities = member.tenant_capabilities;
+      idpCapabilities = member.tenant_capabilities;
     }
-    requireCapabilities(rule.capabilities, capabilities);
-  } else {
-    capabilities = machineCapabilities(p);
+    const held = effectiveCapabilities(answer, tenant.tenant_id, application?.application_id ?? null, roles, idpCapabilities);
+    const done = (capabilities: readonly string[]): AccessContext => {
+      requireCapabilities(rule.capabilities, capabilities);
+      return { principal: p, tenant, application, member, roles, capabilities };
+    };
+    return held instanceof Promise ? held.then(done) : done(held);
   }
-  return { principal: p, tenant, application, member, roles, capabilities };
+  return { principal: p, tenant, application, member, roles: [], capabilities: machineCapabilities(p) };
 }
 
 /** Per machine principal (cached with its token), computed once. */

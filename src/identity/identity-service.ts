@@ -6,6 +6,7 @@
 import { ApiError } from '../errors/catalog.ts';
 import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
+import { bindResolver, EffectiveCapabilities } from './effective-capabilities.ts';
 import { FreshCache, type FreshCacheStats } from './fresh-cache.ts';
 import { RevocationList } from './revocations.ts';
 import { TokenVerifier } from './token-verifier.ts';
@@ -38,6 +39,8 @@ export class IdentityService {
   private readonly tenantsOfUser: FreshCache<TenantRecord[]>;
   private readonly roleSets: FreshCache<RoleRecord[]>;
   private readonly catalogCache: FreshCache<CapabilityDef[]>;
+  /** Role-permission overrides applied to users' capabilities; the store is plugged in by the node. */
+  readonly effective: EffectiveCapabilities;
 
   constructor(
     readonly directory: IdentityDirectory,
@@ -58,6 +61,7 @@ export class IdentityService {
     this.tenantsOfUser = new FreshCache(ttl, MAX_SMALL, stats('user_tenants'));
     this.roleSets = new FreshCache(ttl, MAX_SMALL, stats('roles'));
     this.catalogCache = new FreshCache(ttl, 1, stats('catalog'));
+    this.effective = new EffectiveCapabilities((t, a) => this.roles(t, a), ttl);
   }
 
   /** Loads keys and revocations. An unreachable IdP is logged, not fatal: calls answer 503 until it is back. */
@@ -97,7 +101,7 @@ export class IdentityService {
 
   private seen(a: ContextAnswer): ContextAnswer {
     if (a.member && a.tenant && this.onProfile) this.onProfile(a.tenant.tenant_id, a.member.profile);
-    return a;
+    return bindResolver(a, this.effective);
   }
 
   applications(tenantId: string): Promise<ApplicationRecord[]> {

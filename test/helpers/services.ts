@@ -8,18 +8,26 @@ import { CursorCodec } from '../../src/api/paging/cursor.ts';
 import type { Config } from '../../src/config/index.ts';
 import type { IdentityService } from '../../src/identity/identity-service.ts';
 import { createStore, sqliteStorePath } from '../../src/store/index.ts';
+import { ActorHost, type ChatBus } from '../../src/actors/index.ts';
+import { createBus } from '../../src/bus/index.ts';
 
 export async function testServices(config: Config, identity: IdentityService): Promise<Services & { cleanup(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-edge-'));
   const store = await createStore({ driver: 'sqlite', path: sqliteStorePath(dir) });
+  const bus: ChatBus = createBus({ driver: 'local' });
+  const actors = new ActorHost({ store, bus, enqueuePush: false });
   return {
     config,
     identity,
     vapid: { publicKey: '', privateKey: '', subject: '' },
     store,
     cursors: new CursorCodec(crypto.randomBytes(32)),
+    actors,
+    bus,
     openapi: () => ({}),
     async cleanup() {
+      await actors.close();
+      await bus.close();
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },

@@ -50,3 +50,12 @@ test('storage settings and the cursor secret are validated', () => {
   assert.throws(() => loadConfig({ CHAT_CURSOR_SECRET: 'abcd' }), /at least 32 bytes/);
   assert.equal(loadConfig({ CHAT_CURSOR_SECRET: 'ab'.repeat(32) }).cursorSecret, 'ab'.repeat(32));
 });
+
+test('the retention interval: default 1 h, 0 turns the job off, otherwise at least 1 s', () => {
+  assert.equal(loadConfig({}).retentionIntervalMs, 3_600_000);
+  assert.equal(loadConfig({ CHAT_RETENTION_INTERVAL_MS: '0' }).retentionIntervalMs, 0);
+  assert.equal(loadConfig({ CHAT_RETENTION_INTERVAL_MS: '60000' }).retentionIntervalMs, 60_000);
+  assert.throws(() => loadConfig({ CHAT_RETENTION_INTERVAL_MS: '500' }), /CHAT_RETENTION_INTERVAL_MS must be 0 \(off\) or at least 1000/);
+  assert.throws(() => loadConfig({ CHAT_RETENTION_INTERVAL_MS: 'hourly' }), /CHAT_RETENTION_INTERVAL_MS must be an integer/);
+  assert.throws(() => loadConfig({ CHAT_RETENTION_INTERVAL_MS: String(8 * 86_400_000) }), /CHAT_RETENTION_INTERVAL_MS must be an integer/);
+});

@@ -7,10 +7,11 @@ import { ApiError } from '../../errors/catalog.ts';
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 100;
 
-export function pageLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_LIMIT;
+/** Other bounded lists (user lookup: 10 and 20) pass their own default and maximum. */
+export function pageLimit(raw: string | undefined, defaultLimit = DEFAULT_LIMIT, maxLimit = MAX_LIMIT): number {
+  if (raw === undefined) return defaultLimit;
   if (!/^[0-9]+$/.test(raw) || Number(raw) < 1) {
-    throw new ApiError('invalid_limit', `limit must be a positive integer (got "${raw}"); values above ${MAX_LIMIT} are capped`);
+    throw new ApiError('invalid_limit', `limit must be a positive integer (got "${raw}"); values above ${maxLimit} are capped`);
   }
-  return Math.min(Number(raw), MAX_LIMIT);
+  return Math.min(Number(raw), maxLimit);
 }

@@ -1,7 +1,7 @@
 /** Tenant administration routes that need only the identity provider. */
 import type { Static } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
-import { defineRoute } from '../route.ts';
+import { defineRoute, type Audience } from '../route.ts';
 import { DateTime, Nullable, TenantParams } from '../schemas/common.ts';
 import { NoQuery } from '../schemas/identity.ts';
 import { USER_SCOPE } from '../../identity/catalog.ts';
@@ -19,6 +19,16 @@ export const ApplicationRecord = Type.Object({
 });
 
 const ApplicationList = Type.Object({ items: Type.Array(ApplicationRecord) });
+
+/** What every administration route shares: users only (machines: principal_not_allowed), tenant context, no CORS. */
+export const ADMIN_ROUTE = {
+  tag: 'Administration',
+  audience: ['user'] as Audience[],
+  scopes: { user: [USER_SCOPE] },
+  machineRefusal: 'principal_not_allowed' as const,
+  context: 'tenant' as const,
+  cors: 'none' as const,
+};
 
 export const listTenantApplications = defineRoute({
   operationId: 'listTenantApplications',

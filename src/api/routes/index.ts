@@ -2,7 +2,16 @@
 import type { AnyRoute } from '../route.ts';
 import { getMe, listMyTenants } from './account.ts';
 import { listTenantApplications } from './admin.ts';
+import { getTenantOverview } from './admin-overview.ts';
+import { getRolePermissions, updateRolePermissions } from './admin-roles.ts';
+import { getTenantSettings, updateTenantSettings } from './admin-settings.ts';
+import { lookupUsers } from './users.ts';
 import { getConversation, listConversations, listMembers, listMessages } from './conversations-read.ts';
+import { createConversation } from './conversations-write.ts';
+import { deleteMessage, editMessage, sendMessage } from './messages-write.ts';
+import { addMember, removeMember } from './members-write.ts';
+import { deleteConversation, updateConversation } from './conversations-manage.ts';
+import { addReaction, markRead, removeReaction, typing } from './interactions.ts';
 import { getApplicationCapabilities, getTenantCapabilities } from './capabilities.ts';
 import { getOpenApi, getVapidPublicKey } from './public.ts';
 
@@ -14,8 +23,26 @@ export const ROUTES: readonly AnyRoute[] = [
   getTenantCapabilities,
   getApplicationCapabilities,
   listTenantApplications,
+  getTenantOverview,
+  getRolePermissions,
+  updateRolePermissions,
+  getTenantSettings,
+  updateTenantSettings,
+  lookupUsers,
   listConversations,
+  createConversation,
   getConversation,
+  updateConversation,
+  deleteConversation,
   listMessages,
+  sendMessage,
+  editMessage,
+  deleteMessage,
   listMembers,
+  addMember,
+  removeMember,
+  addReaction,
+  removeReaction,
+  markRead,
+  typing,
 ] as AnyRoute[];

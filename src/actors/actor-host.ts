@@ -1,0 +1,252 @@
+/**
+ * The ActorHost: the node's conversation actors and the entry point route handlers call.
+ *
+ * One actor per conversation id, created on the first request and activated lazily inside its
+ * mailbox (conversation-actor.ts). The map is kept in least-recently-used order: an actor idle
+ * for `idleMs` is passivated by the sweep, and past `maxActors` the least recently used idle
+ * actors are passivated at once. Passivating only forgets: the store holds everything, and the
+ * next request activates a new actor with a fresh claim (new epoch, last_seq from the store).
+ *
+ * Only idle actors (nothing queued, running or in flight) are forgotten, so a passivated actor
+ * can have no write still pending that the next activation's claim would fence. The sweep and
+ * the lookup run on the event loop, never interleaved: a request either finds the actor before
+ * it is forgotten or creates a new one after.
+ *
+ * The cluster issue puts a router in front: it sends a request to the node owning the
+ * conversation on the ring, whose host runs it here; an ActorUnavailableError (fenced, draining)
+ * tells the router to retry against the current owner.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChatStore, ConversationRecord, ConversationRef, MessageView } from '../store/index.ts';
+import { ConversationActor, type ActorEnv } from './conversation-actor.ts';
+import { ActorUnavailableError } from './errors.ts';
+import type { ChatBus } from './events.ts';
+import { markReadInMailbox, reactInMailbox, typingInMailbox } from './ops-interactions.ts';
+import { createInMailbox, setArchivedInMailbox, softDeleteInMailbox, updateInMailbox } from './ops-conversation.ts';
+import { addMemberInMailbox, removeMemberInMailbox } from './ops-members.ts';
+import { deleteInMailbox, editInMailbox, sendInMailbox } from './ops-messages.ts';
+import type {
+  ActingPrincipal,
+  ActorHostStats,
+  ActorLog,
+  AddMemberIntent,
+  AddMemberResult,
+  CreateConversationIntent,
+  CreateConversationResult,
+  DeleteMessageIntent,
+  EditMessageIntent,
+  MarkReadIntent,
+  MarkReadResult,
+  ReactionIntent,
+  ReactionResult,
+  RemoveMemberIntent,
+  RemoveMemberResult,
+  SendMessageIntent,
+  SendMessageResult,
+  TypingIntent,
+  UpdateConversationIntent,
+} from './types.ts';
+
+export interface ActorHostOptions {
+  store: ChatStore;
+  bus: ChatBus;
+  /** Passivate an actor idle this long; default 60 s. */
+  idleMs?: number;
+  /** Actors kept in memory before the least recently used idle ones go; default 10,000. */
+  maxActors?: number;
+  /** DIRECT/GROUP conversations up to this size keep every member id hot; default 1,000. */
+  maxMembersHeld?: number;
+  /**
+   * Enqueue a push job per new message; default true. A node without a push worker can turn it
+   * off, so jobs nobody consumes do not sit in the queue up to its bound.
+   */
+  enqueuePush?: boolean;
+  log?: ActorLog;
+  /** Clock in epoch ms (event times, idleness); tests inject one. */
+  now?: () => number;
+  newId?: () => string;
+}
+
+const silent: ActorLog = { warn: () => {} };
+
+/**
+ * Every operation answers a promise (a refusal is a rejection, never a synchronous throw) and
+ * rejects with ApiError of the contract's codes, ActorUnavailableError (retryable 503), or a
+ * store error the edge renders as server_error.
+ */
+export class ActorHost {
+  private readonly actors = new Map<string, ConversationActor>();
+  private readonly env: ActorEnv;
+  private readonly idleMs: number;
+  private readonly maxActors: number;
+  private readonly sweeper: NodeJS.Timeout;
+  private draining = false;
+
+  constructor(options: ActorHostOptions) {
+    this.idleMs = options.idleMs ?? 60_000;
+    this.maxActors = options.maxActors ?? 10_000;
+    const maxMembersHeld = options.maxMembersHeld ?? 1000;
+    for (const [name, value] of Object.entries({ idleMs: this.idleMs, maxActors: this.maxActors, maxMembersHeld })) {
+      if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`actor host: ${name} must be a positive integer (got ${value})`);
+    }
+    this.env = {
+      store: options.store,
+      bus: options.bus,
+      now: options.now ?? Date.now,
+      newId: options.newId ?? randomUUID,
+      maxMembersHeld,
+      enqueuePush: options.enqueuePush ?? true,
+      log: options.log ?? silent,
+      stats: { actors: 0, activations: 0, passivations: 0, fenced: 0, pushJobsDropped: 0, publishFailures: 0 },
+    };
+    this.sweeper = setInterval(() => this.passivateIdle(), Math.max(1000, Math.floor(this.idleMs / 2)));
+    this.sweeper.unref();
+  }
+
+  async createConversation(intent: CreateConversationIntent): Promise<CreateConversationResult> {
+    const id = intent.conversation_id ?? this.env.newId();
+    const actor = this.actor(id);
+    return actor.create((adopt) => createInMailbox(actor, id, intent, adopt));
+  }
+
+  async sendMessage(ref: ConversationRef, intent: SendMessageIntent): Promise<SendMessageResult> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.runPipelined(ref, (s) => sendInMailbox(actor, s, intent));
+  }
+
+  async editMessage(ref: ConversationRef, intent: EditMessageIntent): Promise<MessageView> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => editInMailbox(actor, s, intent));
+  }
+
+  async deleteMessage(ref: ConversationRef, intent: DeleteMessageIntent): Promise<void> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => deleteInMailbox(actor, s, intent));
+  }
+
+  async addReaction(ref: ConversationRef, intent: ReactionIntent): Promise<ReactionResult> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => reactInMailbox(actor, s, intent, true));
+  }
+
+  async removeReaction(ref: ConversationRef, intent: ReactionIntent): Promise<ReactionResult> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => reactInMailbox(actor, s, intent, false));
+  }
+
+  async addMember(ref: ConversationRef, intent: AddMemberIntent): Promise<AddMemberResult> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => addMemberInMailbox(actor, s, intent));
+  }
+
+  /** Leave (by is the member) or remove (anyone else, moderation included). */
+  async removeMember(ref: ConversationRef, intent: RemoveMemberIntent): Promise<RemoveMemberResult> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => removeMemberInMailbox(actor, s, intent));
+  }
+
+  async leave(ref: ConversationRef, user_id: string): Promise<RemoveMemberResult> {
+    return this.removeMember(ref, { user_id, by: { user_id, client_id: null } });
+  }
+
+  async updateConversation(ref: ConversationRef, intent: UpdateConversationIntent): Promise<ConversationRecord> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => updateInMailbox(actor, s, intent));
+  }
+
+  async archive(ref: ConversationRef, by: ActingPrincipal): Promise<ConversationRecord> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => setArchivedInMailbox(actor, s, true, by));
+  }
+
+  async unarchive(ref: ConversationRef, by: ActingPrincipal): Promise<ConversationRecord> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => setArchivedInMailbox(actor, s, false, by));
+  }
+
+  async softDelete(ref: ConversationRef, by: ActingPrincipal): Promise<void> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => softDeleteInMailbox(actor, s, by));
+  }
+
+  async markRead(ref: ConversationRef, intent: MarkReadIntent): Promise<MarkReadResult> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.run(ref, (s) => markReadInMailbox(actor, s, intent));
+  }
+
+  async typing(ref: ConversationRef, intent: TypingIntent): Promise<void> {
+    const actor = this.actor(ref.conversation_id);
+    return actor.runPipelined(ref, (s) => typingInMailbox(actor, s, intent));
+  }
+
+  /** Passivates actors idle for idleMs (the sweep calls it; tests may too); answers how many. */
+  passivateIdle(): number {
+    const cutoff = this.env.now() - this.idleMs;
+    let n = 0;
+    for (const [id, actor] of this.actors) {
+      if (actor.idle && actor.lastActive <= cutoff) {
+        this.forget(id, actor);
+        n += 1;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Lets go of one conversation once what it accepted is done (the cluster calls it when the
+   * ring moves the conversation to another node). False when no actor was held.
+   */
+  async passivate(conversation_id: string): Promise<boolean> {
+    const actor = this.actors.get(conversation_id);
+    if (!actor) return false;
+    await actor.settled();
+    if (!actor.idle) return false; // new work arrived meanwhile: the owner change will fence it
+    this.forget(conversation_id, actor);
+    return true;
+  }
+
+  stats(): ActorHostStats {
+    return { ...this.env.stats, actors: this.actors.size };
+  }
+
+  /**
+   * Graceful shutdown: refuses new requests (retryable), waits for what was accepted to be
+   * durable and published, then forgets every actor. Idempotent.
+   */
+  async close(): Promise<void> {
+    this.draining = true;
+    clearInterval(this.sweeper);
+    await Promise.all([...this.actors.values()].map((actor) => actor.settled()));
+    for (const [id, actor] of this.actors) this.forget(id, actor);
+  }
+
+  /** The actor of `id`, created if absent, moved to the most recently used end. */
+  private actor(id: string): ConversationActor {
+    if (this.draining) throw new ActorUnavailableError('draining', id);
+    let actor = this.actors.get(id);
+    if (actor) this.actors.delete(id);
+    else {
+      actor = new ConversationActor(id, this.env, (retired) => {
+        if (this.actors.get(id) === retired) this.actors.delete(id);
+      });
+      this.evictOverflow();
+    }
+    this.actors.set(id, actor);
+    return actor;
+  }
+
+  /** Past maxActors, passivates least recently used idle actors (busy ones stay: they must finish). */
+  private evictOverflow(): void {
+    if (this.actors.size < this.maxActors) return;
+    for (const [id, actor] of this.actors) {
+      if (this.actors.size < this.maxActors) return;
+      if (actor.idle) this.forget(id, actor);
+    }
+  }
+
+  private forget(id: string, actor: ConversationActor): void {
+    if (this.actors.get(id) !== actor) return;
+    this.actors.delete(id);
+    this.env.stats.passivations += 1;
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * Message steps: send (pipelined), edit and delete (barriers). Mailbox-only: each function is a
+ * step run by ConversationActor.run/runPipelined with the actor's hot state.
+ */
+import { ApiError } from '../errors/catalog.ts';
+import type { MessageView, ProfileSummary } from '../store/index.ts';
+import { archived, messageNotFound } from './errors.ts';
+import type { ActorState, ConversationActor, Later } from './conversation-actor.ts';
+import type { ActingPrincipal, DeleteMessageIntent, EditMessageIntent, MessageChangeScope, SendMessageIntent, SendMessageResult } from './types.ts';
+import { eventMessage } from './wire.ts';
+
+/** Mailbox-only. Validates, assigns the seq, issues the append; `done` settles after publish. */
+export async function sendInMailbox(actor: ConversationActor, s: ActorState, intent: SendMessageIntent): Promise<Later<SendMessageResult>> {
+  const { store } = actor.env;
+  const c = s.conversation;
+  if (intent.message_id !== undefined) {
+    // A retry answers the original, even once the conversation was archived since.
+    const pending = actor.pendingSends.get(intent.message_id);
+    if (pending) return { done: pending.then((r) => ({ ...r, created: false })) };
+    const stored = await store.messages.get(c, intent.message_id, intent.sender_user_id);
+    if (stored) return { done: Promise.resolve({ message: stored, created: false }) };
+  }
+  if (c.status !== 'ACTIVE') throw archived();
+  const sender = intent.sender_user_id;
+  if (sender === null) {
+    if (intent.message_type !== 'SYSTEM') throw new RangeError('only SYSTEM messages are sent without a sender');
+  } else if (!(await s.members.isActive(store, c, sender))) {
+    throw intent.sender_client_id !== null
+      ? new ApiError('actor_not_member', `actor_user_id ${sender} is not a member of the conversation`)
+      : new ApiError('not_conversation_member', 'you are not a member of this conversation');
+  }
+  const replyTo = intent.reply_to_message_id ?? null;
+  if (replyTo !== null && !actor.pendingSends.has(replyTo)) {
+    const target = await store.messages.get(c, replyTo, null);
+    if (!target || target.status === 'DELETED') throw new ApiError('invalid_reply', 'reply_to_message_id is not a message of this conversation');
+  }
+  // From here to the append nothing awaits: the seq is taken and the write issued in one go.
+  const seq = (c.last_seq += 1);
+  const at = actor.timestamp();
+  const message_id = intent.message_id ?? actor.env.newId();
+  const write = store.messages.append({
+    ...actor.writeInMailbox(s, at),
+    message_id,
+    seq,
+    sender_user_id: sender,
+    sender_client_id: intent.sender_client_id,
+    body: intent.body,
+    message_type: intent.message_type,
+    reply_to_message_id: replyTo,
+    attachments: intent.attachments ?? [],
+    mentioned_user_ids: [...new Set(intent.mentioned_user_ids ?? [])],
+  });
+  const done = actor.commitInMailbox(write, async (result): Promise<SendMessageResult> => {
+    if (!result) throw actor.goneInMailbox();
+    const { message, created } = result;
+    const profile = sender === null ? null : ((await store.profiles.get(c.tenant_id, [sender]))[0] ?? null);
+    const senderView: ProfileSummary | null = sender === null ? null : { user_id: sender, display_name: profile?.display_name ?? null, avatar_url: profile?.avatar_url ?? null };
+    const view: MessageView = { ...message, reactions: [], sender: senderView };
+    if (created) {
+      if (message.created_at > c.last_activity_at) c.last_activity_at = message.created_at;
+      await actor.publishInMailbox(s, {
+        type: 'message.created',
+        tenant_id: c.tenant_id,
+        application_id: c.application_id,
+        conversation_id: c.conversation_id,
+        seq: message.seq,
+        occurred_at: message.created_at,
+        data: { message: eventMessage(view) },
+      });
+      enqueuePush(actor, message.message_id, c);
+    }
+    return { message: view, created };
+  });
+  actor.pendingSends.set(message_id, done);
+  const forget = (): void => void actor.pendingSends.delete(message_id);
+  done.then(forget, forget);
+  return { done };
+}
+
+/** Mailbox-only. Replaces the body; answers the message as the editor sees it. */
+export async function editInMailbox(actor: ConversationActor, s: ActorState, intent: EditMessageIntent): Promise<MessageView> {
+  const { store } = actor.env;
+  const c = s.conversation;
+  if (c.status !== 'ACTIVE') throw archived();
+  await changeableInMailbox(actor, s, intent.message_id, intent.by, intent.scope);
+  const at = actor.timestamp();
+  const edited = await store.messages.edit({
+    ...actor.writeInMailbox(s, at),
+    message_id: intent.message_id,
+    body: intent.body,
+    ...(intent.mentioned_user_ids === undefined ? {} : { mentioned_user_ids: [...new Set(intent.mentioned_user_ids)] }),
+  });
+  const view = edited && (await store.messages.get(c, intent.message_id, intent.by.user_id));
+  if (!view) throw actor.goneInMailbox();
+  await actor.publishInMailbox(s, {
+    type: 'message.updated',
+    tenant_id: c.tenant_id,
+    application_id: c.application_id,
+    conversation_id: c.conversation_id,
+    seq: c.last_seq,
+    occurred_at: at,
+    data: { message: eventMessage(view), by: intent.by },
+  });
+  return view;
+}
+
+/** Mailbox-only. Tombstones the message; deleting a tombstone again changes nothing. */
+export async function deleteInMailbox(actor: ConversationActor, s: ActorState, intent: DeleteMessageIntent): Promise<void> {
+  const { store } = actor.env;
+  const c = s.conversation;
+  if (c.status !== 'ACTIVE') throw archived();
+  const current = await store.messages.get(c, intent.message_id, null);
+  if (!current) throw messageNotFound();
+  if (current.status === 'DELETED') return;
+  authorize(current, intent.by, intent.scope);
+  const at = actor.timestamp();
+  const tombstone = await store.messages.tombstone({ ...actor.writeInMailbox(s, at), message_id: intent.message_id });
+  if (!tombstone) throw actor.goneInMailbox();
+  await actor.publishInMailbox(s, {
+    type: 'message.deleted',
+    tenant_id: c.tenant_id,
+    application_id: c.application_id,
+    conversation_id: c.conversation_id,
+    seq: c.last_seq,
+    occurred_at: at,
+    data: { message: eventMessage({ ...tombstone, sender: current.sender, reactions: [] }), by: intent.by },
+  });
+}
+
+/** The message exists, is not a tombstone, and `by` may change it. */
+async function changeableInMailbox(actor: ConversationActor, s: ActorState, message_id: string, by: ActingPrincipal, scope: MessageChangeScope): Promise<MessageView> {
+  const current = await actor.env.store.messages.get(s.conversation, message_id, null);
+  if (!current || current.status === 'DELETED') throw messageNotFound();
+  authorize(current, by, scope);
+  return current;
+}
+
+function authorize(message: MessageView, by: ActingPrincipal, scope: MessageChangeScope): void {
+  if (scope === 'any') return;
+  if (by.user_id === null || message.sender_user_id !== by.user_id) {
+    throw new ApiError('missing_capability', "changing another user's message needs the messages.delete permission");
+  }
+}
+
+/** Best effort: a refused job never fails the send (the contract: a push never fails a send). */
+function enqueuePush(actor: ConversationActor, message_id: string, c: ActorState['conversation']): void {
+  const { env } = actor;
+  if (!env.enqueuePush) return;
+  env.bus.enqueue({ tenant_id: c.tenant_id, application_id: c.application_id, conversation_id: c.conversation_id, message_id }).catch((error: unknown) => {
+    env.stats.pushJobsDropped += 1;
+    // Logged at powers of two: a full queue under load must not add a log line per send.
+    const n = env.stats.pushJobsDropped;
+    if ((n & (n - 1)) === 0) env.log.warn({ err: String(error), dropped: n }, 'push job dropped');
+  });
+}
