@@ -1,5 +1,6 @@
 /** Members, conversation updates, archive and delete, reactions, read state and typing, over HTTP. */
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { assertErrorBody, bearer, request, type Res } from './helpers/http.ts';
 import { startTestNode, type TestNode } from './helpers/processes.ts';
@@ -65,6 +66,23 @@ describe('members', () => {
     // grace has one: the IdP's answer stands.
     const grace = await call('POST', `/conversations/${g}/members`, tok.machine!, { user_id: 'grace', display_name: 'G. (hint)' });
     assert.equal(grace.json().display_name, 'Grace Green');
+  });
+});
+
+describe('moderation removal (admin route)', () => {
+  test('a tenant admin removes a member from any conversation; others may not', async () => {
+    const g = await create(tok.bob!, { type: 'GROUP', name: 'moderated', member_user_ids: ['frank'] });
+    const url = (conv: string, user: string) => `${node.api}/tenants/acme/admin/conversations/${conv}/members/${user}`;
+    assertErrorBody(await request(url(g, 'frank'), { method: 'DELETE', headers: bearer(tok.bob!) }), 403, 'missing_capability');
+    assertErrorBody(await request(url(g, 'frank'), { method: 'DELETE', headers: bearer(tok.machine!) }), 403, 'principal_not_allowed');
+    assertErrorBody(await request(url(crypto.randomUUID(), 'frank'), { method: 'DELETE', headers: bearer(tok.carol!) }), 404, 'not_found');
+    const carolWeb = await userToken(node.idp, 'carol', 'chat-web');
+    assert.equal((await request(url(g, 'frank'), { method: 'DELETE', headers: bearer(carolWeb) })).status, 204);
+    assertErrorBody(await call('GET', `/conversations/${g}/messages`, tok.frank!), 403, 'not_conversation_member');
+    const members = await call('GET', `/conversations/${g}/members`, tok.bob!);
+    assert.deepEqual((members.json().items as { user_id: string }[]).map((m) => m.user_id), ['bob']);
+    const d = await create(tok.bob!, { type: 'DIRECT', member_user_ids: ['grace'] });
+    assertErrorBody(await request(url(d, 'grace'), { method: 'DELETE', headers: bearer(carolWeb) }), 422, 'direct_conversation_immutable');
   });
 });
 

@@ -2,6 +2,7 @@
 import type { AnyRoute } from '../route.ts';
 import { getMe, listMyTenants } from './account.ts';
 import { listTenantApplications } from './admin.ts';
+import { moderateRemoveMember } from './admin-moderation.ts';
 import { getTenantOverview } from './admin-overview.ts';
 import { getRolePermissions, updateRolePermissions } from './admin-roles.ts';
 import { getTenantSettings, updateTenantSettings } from './admin-settings.ts';
@@ -23,6 +24,7 @@ export const ROUTES: readonly AnyRoute[] = [
   getTenantCapabilities,
   getApplicationCapabilities,
   listTenantApplications,
+  moderateRemoveMember,
   getTenantOverview,
   getRolePermissions,
   updateRolePermissions,
