@@ -18,6 +18,7 @@ import { settingsFromEnv, type BenchSettings, type Goal, type Scenario } from '.
 /** Adding a scenario is one line here and one module exporting `scenario`. */
 const SCENARIOS: Record<string, () => Promise<Scenario>> = {
   edge: async () => (await import('./edge.ts')).scenario,
+  messages: async () => (await import('./messages.ts')).scenario,
   bare: async () => (await import('./lib/self-check.ts')).scenario,
 };
 

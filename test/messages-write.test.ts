@@ -109,6 +109,20 @@ describe('messages', () => {
     assert.deepEqual(reply.json().mentioned_user_ids, ['bob']);
   });
 
+  test('a send retried with the same Idempotency-Key creates one message', async () => {
+    const key = crypto.randomUUID();
+    const first = await post(`/conversations/${group}/messages`, tok.bob!, { body: 'exactly once' }, { 'Idempotency-Key': key });
+    const retries = await Promise.all([1, 2, 3].map(() => post(`/conversations/${group}/messages`, tok.bob!, { body: 'exactly once' }, { 'Idempotency-Key': key })));
+    assert.equal(first.status, 201);
+    for (const r of retries) {
+      assert.ok(r.status === 201 || r.status === 409, r.text);
+      if (r.status === 201) assert.equal(r.json().message_id, first.json().message_id);
+    }
+    const history = await request(`${base()}/conversations/${group}/messages?limit=100`, { headers: bearer(tok.bob!) });
+    assert.equal((history.json().items as { body: string }[]).filter((m) => m.body === 'exactly once').length, 1);
+    assertErrorBody(await post(`/conversations/${group}/messages`, tok.bob!, { body: 'something else' }, { 'Idempotency-Key': key }), 422, 'idempotency_key_reused');
+  });
+
   test('machines send on behalf of a member, or SYSTEM without a sender', async () => {
     const onBehalf = await post(`/conversations/${group}/messages`, tok.machine!, { body: 'from the backend', actor_user_id: 'frank' });
     assert.equal(onBehalf.status, 201, onBehalf.text);
