@@ -36,6 +36,19 @@ export async function visibleConversation(services: Services, access: AccessCont
   return c;
 }
 
+/**
+ * The same rule as visibleConversation, for reads that do not show the conversation itself
+ * (history, members): two primary-key lookups, no unread count or member preview.
+ */
+export async function assertReadable(services: Services, access: AccessContext | null, params: ConversationParams): Promise<void> {
+  const c = await services.store.conversations.get(params, { kind: 'machine' }, 0);
+  if (c === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
+  const viewer = viewerOf(access);
+  if (viewer.kind === 'machine' || isPublicChannel(c)) return;
+  const m = await services.store.members.get(params, viewer.user_id);
+  if (m === null || m.status !== 'ACTIVE') throw new ApiError('not_conversation_member', 'you are not a member of this conversation');
+}
+
 /** Decodes a `before` cursor into a store position (null when absent). */
 export function positionFrom(services: Services, kind: CursorKind, scope: string, before: string | undefined): unknown {
   return before === undefined ? null : services.cursors.decode(kind, scope, before);

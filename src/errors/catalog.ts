@@ -64,7 +64,12 @@ export class ApiError extends Error {
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(code: ErrorCode, message: string | string[], headers: Record<string, string> = {}) {
+    // A contract error is an expected answer, not a bug: skip the stack trace, which costs more
+    // than the rest of an error response (a flood of 401s must stay cheap).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(Array.isArray(message) ? message.join('; ') : message);
+    Error.stackTraceLimit = limit;
     this.name = 'ApiError';
     this.code = code;
     this.status = ERROR_STATUS[code];

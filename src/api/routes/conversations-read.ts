@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../errors/catalog.ts';
 import { USER_SCOPE } from '../../identity/catalog.ts';
 import type { ConversationPosition, MemberPosition, MessagePosition } from '../../store/index.ts';
-import { positionFrom, storePage, viewerOf, visibleConversation } from '../conversation-access.ts';
+import { assertReadable, positionFrom, storePage, viewerOf, visibleConversation } from '../conversation-access.ts';
 import { pageLimit } from '../paging/limit.ts';
 import { defineRoute } from '../route.ts';
 import { Conversation, ConversationType, Member, Message, page } from '../schemas/chat.ts';
@@ -77,7 +77,7 @@ export const listMessages = defineRoute({
   errors: ['invalid_cursor', 'invalid_limit', 'not_found', 'not_conversation_member'],
   async handler({ params, query, access, services }): Promise<Static<typeof MessagePage>> {
     const limit = pageLimit(query.limit);
-    await visibleConversation(services, access, params);
+    await assertReadable(services, access, params);
     const after = positionFrom(services, 'messages', params.conversation_id, query.before) as MessagePosition | null;
     const viewer = viewerOf(access);
     const res = await storePage(() => services.store.messages.list({ ...params, viewer_user_id: viewer.kind === 'user' ? viewer.user_id : null, limit, after }));
@@ -99,7 +99,7 @@ export const listMembers = defineRoute({
   errors: ['invalid_cursor', 'invalid_limit', 'not_found', 'not_conversation_member'],
   async handler({ params, query, access, services }): Promise<Static<typeof MemberPage>> {
     const limit = pageLimit(query.limit);
-    await visibleConversation(services, access, params);
+    await assertReadable(services, access, params);
     const after = positionFrom(services, 'members', params.conversation_id, query.before) as MemberPosition | null;
     const res = await storePage(() => services.store.members.list({ ...params, limit, after }));
     if (res === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
