@@ -9,10 +9,9 @@ import { viewerOf, visibleConversation } from '../conversation-access.ts';
 import { actingOf, assertMayManage } from '../manage-rules.ts';
 import { defineRoute } from '../route.ts';
 import { Conversation } from '../schemas/chat.ts';
-import { Closed, Id } from '../schemas/common.ts';
+import { Closed, ConversationParams } from '../schemas/common.ts';
 import { conversationWire, MEMBERS_PREVIEW } from '../wire.ts';
 
-const ConversationParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id }, Closed);
 const UpdateBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'GROUP and CHANNEL only' })),

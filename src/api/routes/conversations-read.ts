@@ -8,11 +8,9 @@ import { assertReadable, positionFrom, storePage, viewerOf, visibleConversation 
 import { pageLimit } from '../paging/limit.ts';
 import { defineRoute } from '../route.ts';
 import { Conversation, ConversationType, Member, Message, page } from '../schemas/chat.ts';
-import { ApplicationParams, Closed, Id } from '../schemas/common.ts';
+import { ApplicationParams, Closed, ConversationParams } from '../schemas/common.ts';
 import { conversationWire, memberWire, messageWire, MEMBERS_PREVIEW } from '../wire.ts';
 
-// Not a uuid format check: an id the service never issued is simply not found (404), not malformed.
-const ConversationParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id }, Closed);
 const Paging = { before: Type.Optional(Type.String({ description: 'next_cursor of the previous page' })), limit: Type.Optional(Type.String({ description: 'page size, default 50, at most 100 (larger values are capped)' })) };
 const ConversationPage = page(Conversation);
 const MessagePage = page(Message);

@@ -6,9 +6,8 @@ import { USER_SCOPE } from '../../identity/catalog.ts';
 import type { AccessContext } from '../../identity/access.ts';
 import { defineRoute } from '../route.ts';
 import { Reaction } from '../schemas/chat.ts';
-import { Closed, Id } from '../schemas/common.ts';
+import { Closed, ConversationParams, Id } from '../schemas/common.ts';
 
-const ConversationParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id }, Closed);
 const ReactionParams = Type.Object(
   { tenant_id: Id, application_id: Id, conversation_id: Id, message_id: Id, emoji: Type.String({ minLength: 1, maxLength: 64, description: 'the emoji itself, percent-encoded in the path' }) },
   Closed,

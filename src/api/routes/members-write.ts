@@ -9,12 +9,10 @@ import { assertEligible } from '../eligibility.ts';
 import { actingOf, assertMayManage } from '../manage-rules.ts';
 import { defineRoute } from '../route.ts';
 import { Member } from '../schemas/chat.ts';
-import { Closed, Id } from '../schemas/common.ts';
+import { Closed, ConversationParams, Id, MemberParams } from '../schemas/common.ts';
 import { memberWire, MEMBERS_PREVIEW } from '../wire.ts';
 import type { Services } from '../services.ts';
 
-const ConversationParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id }, Closed);
-const MemberParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id, user_id: Id }, Closed);
 const AddBody = Type.Object(
   {
     user_id: Id,

@@ -8,15 +8,13 @@ import type { MessageType } from '../../store/index.ts';
 import { assertEligible } from '../eligibility.ts';
 import { defineRoute } from '../route.ts';
 import { Message } from '../schemas/chat.ts';
-import { Closed, Id } from '../schemas/common.ts';
+import { Closed, ConversationParams, Id, MessageParams } from '../schemas/common.ts';
 import { messageWire } from '../wire.ts';
 
 export const MAX_BODY_CHARS = 10_000;
 export const MAX_ATTACHMENTS = 10;
 export const MAX_MENTIONS = 50;
 
-const ConversationParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id }, Closed);
-const MessageParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id, message_id: Id }, Closed);
 
 export const AttachmentInput = Type.Object(
   {

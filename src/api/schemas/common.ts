@@ -22,3 +22,11 @@ export const ErrorBody = Type.Object(
 
 export const TenantParams = Type.Object({ tenant_id: Id }, Closed);
 export const ApplicationParams = Type.Object({ tenant_id: Id, application_id: Id }, Closed);
+
+/**
+ * Path parameters of a conversation. Ids are not format-checked: an id the service never issued
+ * is simply not found (404), not malformed.
+ */
+export const ConversationParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id }, Closed);
+export const MessageParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id, message_id: Id }, Closed);
+export const MemberParams = Type.Object({ tenant_id: Id, application_id: Id, conversation_id: Id, user_id: Id }, Closed);
