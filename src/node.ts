@@ -15,12 +15,17 @@ import { IdentityService } from './identity/identity-service.ts';
 import { createLogger, type Logger } from './log/index.ts';
 import { Metrics } from './metrics/index.ts';
 import { loadVapidKeys } from './push/vapid.ts';
+import { PushWorker } from './push/push-worker.ts';
+import { WebPushSender } from './push/web-push-sender.ts';
+import { registerPushMetrics } from './push/push-metrics.ts';
+import { createPresence } from './presence/index.ts';
 import { createRateLimiter } from './ratelimit/index.ts';
 import { createStore, sqliteStorePath } from './store/index.ts';
 import { ActorHost, type ChatBus } from './actors/index.ts';
 import { createBus } from './bus/index.ts';
 import { CursorCodec, loadCursorSecret } from './api/paging/cursor.ts';
 import { startRetentionJob } from './retention/retention-job.ts';
+import { Hub, RealtimeCredentials, STREAM_PATH, loadRealtimeSecret, streamHandler } from './realtime/index.ts';
 
 export interface RunningNode {
   port: number;
@@ -66,13 +71,44 @@ export async function startNode(config: Config): Promise<RunningNode> {
   identity.effective.useOverrides(store.roleOverrides);
   const retention = startRetentionJob(store, cfg.retentionIntervalMs, log);
   const openapi = buildOpenApi(ROUTES);
-  const bus: ChatBus = createBus({ driver: 'local' });
-  // Push jobs are enqueued once a push worker consumes them (issue 4); until then none are kept.
-  const actors = new ActorHost({ store, bus, enqueuePush: false, log: { warn: (obj, msg) => log.warn(obj, msg) } });
-  const services: Services = { config: cfg, identity, vapid, store, cursors, actors, bus, openapi: () => openapi };
+  const bus: ChatBus = createBus({ driver: 'local', window: cfg.busWindow });
+  const presence = createPresence(cfg.presence);
+  // Push jobs are enqueued only when this node's push worker consumes them (CHAT_WEB_PUSH=false:
+  // no VAPID key, no worker, no jobs kept). Delivery runs off the send path.
+  const webPush = vapid.publicKey !== '';
+  const pushWorker = webPush
+    ? new PushWorker({
+        bus,
+        store,
+        presence,
+        sender: new WebPushSender(vapid, { timeoutMs: cfg.webPush.timeoutMs, caFile: cfg.webPush.caFile }),
+        concurrency: cfg.webPush.concurrency,
+        log: { warn: (obj, msg) => log.warn(obj, msg), debug: (obj, msg) => log.debug(obj, msg) },
+      })
+    : null;
+  if (pushWorker) {
+    registerPushMetrics(metrics.registry, pushWorker.stats);
+    pushWorker.start();
+  }
+  const actors = new ActorHost({ store, bus, enqueuePush: webPush, log: { warn: (obj, msg) => log.warn(obj, msg) } });
+  const services: Services = { config: cfg, identity, vapid, store, cursors, actors, bus, presence, openapi: () => openapi };
+  // The realtime stream: credentials signed with a secret every node shares; one hub per node.
+  const realtimeCredentials = new RealtimeCredentials(loadRealtimeSecret(cfg.realtime.secret, cfg.dataDir));
+  services.realtime = realtimeCredentials;
+  const hub = new Hub(bus, { keepAliveMs: cfg.realtime.keepAliveMs, onError: (err, channel) => log.warn({ err: (err as Error).message, channel }, 'realtime delivery failed') });
   edge = new Edge(ROUTES, { config: cfg, identity, rateLimiter, metrics, log, services });
 
   const live = edge;
+  app.get(
+    `${API_PREFIX}${STREAM_PATH}`,
+    streamHandler({
+      hub,
+      bus,
+      credentials: realtimeCredentials,
+      options: { maxBufferedBytes: cfg.realtime.maxBufferedBytes, retryMs: 3000 },
+      onError: (err) => log.warn({ err: (err as Error).message }, 'realtime resume failed'),
+    }),
+  );
   app.any(`${API_PREFIX}/*`, live.handle);
   app.any(API_PREFIX, live.handle);
   app.get('/healthz', (res) => {
@@ -92,7 +128,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   const metricsServer = await metrics.listen(cfg.metricsHost, cfg.metricsPort);
   ready = true;
   log.info(
-    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver, store: store.driver }, web_push: vapid.publicKey !== '' },
+    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver, store: store.driver, presence: presence.driver }, web_push: vapid.publicKey !== '' },
     'chat node listening',
   );
 
@@ -106,6 +142,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
       closing ??= (async () => {
         ready = false;
         uWS.us_listen_socket_close(listenSocket);
+        hub.close();
         const deadline = Date.now() + cfg.shutdownGraceMs;
         while (live.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         if (live.inflight > 0) log.warn({ inflight: live.inflight }, 'shutdown grace period over with requests in flight');
@@ -113,6 +150,8 @@ export async function startNode(config: Config): Promise<RunningNode> {
         await identity.close();
         await rateLimiter.close();
         await actors.close();
+        await pushWorker?.close();
+        await presence.close();
         await bus.close();
         await store.close();
         await metricsServer.close();

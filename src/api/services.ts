@@ -5,9 +5,11 @@
 import type { Config } from '../config/index.ts';
 import type { IdentityService } from '../identity/identity-service.ts';
 import type { VapidKeys } from '../push/vapid.ts';
+import type { Presence } from '../presence/index.ts';
 import type { ChatStore } from '../store/index.ts';
 import type { CursorCodec } from './paging/cursor.ts';
 import type { ActorHost, ChatBus } from '../actors/index.ts';
+import type { RealtimeCredentials } from '../realtime/credential.ts';
 
 export interface Services {
   config: Config;
@@ -18,6 +20,10 @@ export interface Services {
   /** The conversation actors: every mutation of a conversation goes through them. */
   actors: ActorHost;
   bus: ChatBus;
+  /** Who is online (heartbeats), per account. */
+  presence: Presence;
+  /** Signs realtime stream credentials (absent in unit-test service sets without the stream). */
+  realtime?: RealtimeCredentials;
   /** The OpenAPI document served at /openapi.json, built once at start. */
   openapi: () => unknown;
 }

@@ -2,8 +2,10 @@
  * Configuration: every setting comes from the environment, is validated here once, and the
  * process refuses to start with one clear line per problem (see README's configuration table).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from './paths.ts';
+import { decodeSecret } from './secrets.ts';
 
 export interface RateRule {
   limit: number;
@@ -24,7 +26,19 @@ export interface WebPushConfig {
   vapidPublicKey: string | null;
   vapidPrivateKey: string | null;
   subject: string;
+  /** Push jobs one node delivers at once. */
+  concurrency: number;
+  /** Socket timeout of one request to a push service. */
+  timeoutMs: number;
+  /**
+   * A PEM CA certificate file trusted (besides the system CAs) for push service TLS: a private
+   * push gateway, or the stand-in push service of the tests. null: system CAs only.
+   */
+  caFile: string | null;
 }
+
+/** Presence: in-process (a Redis driver arrives with the cluster issue). */
+export type PresenceSettings = { driver: 'memory'; windowMs: number };
 
 export interface Config {
   host: string;
@@ -48,9 +62,25 @@ export interface Config {
   cursorSecret: string | null;
   rates: { client: RateRule; send: RateRule; lookup: RateRule };
   webPush: WebPushConfig;
+  presence: PresenceSettings;
   shutdownGraceMs: number;
   /** How often the retention job purges expired messages; 0: never on this node. */
   retentionIntervalMs: number;
+  /** The realtime stream (docs/realtime.md). */
+  realtime: RealtimeConfig;
+  /** The bus's resume window per channel (how far back Last-Event-ID can resume). */
+  busWindow: { maxEventsPerChannel: number; maxAgeMs: number };
+}
+
+export interface RealtimeConfig {
+  /** Key signing stream credentials; null: generated once and kept in the data directory. */
+  secret: string | null;
+  /** Credential lifetime (capped by the user token's own expiry). */
+  tokenTtlMs: number;
+  /** Interval of `: ka` comment lines on every stream. */
+  keepAliveMs: number;
+  /** Unsent bytes after which a slow stream is closed. */
+  maxBufferedBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -142,7 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (storeMode !== 'exclusive' && storeMode !== 'shared-file') problems.push(`CHAT_SQLITE_MODE must be "exclusive" or "shared-file" (got "${storeMode}")`);
   const cursorSecret = env.CHAT_CURSOR_SECRET || null;
   if (cursorSecret !== null) {
-    const bytes = Buffer.from(cursorSecret, /^[0-9a-f]+$/i.test(cursorSecret) ? 'hex' : 'base64').length;
+    const bytes = decodeSecret(cursorSecret).length;
     if (bytes < 32) problems.push('CHAT_CURSOR_SECRET must hold at least 32 bytes (64 hex characters or 44 base64 characters)');
   }
 
@@ -155,10 +185,32 @@ export function loadConfig(env: Env = process.env): Config {
   const subject = str('CHAT_VAPID_SUBJECT', 'mailto:chat-admin@example.com');
   if (!/^(mailto:|https:)/.test(subject)) problems.push(`CHAT_VAPID_SUBJECT must be a mailto: or https: URL (got "${subject}")`);
 
+  const pushConcurrency = int('CHAT_PUSH_CONCURRENCY', 8, 1, 1000);
+  const pushTimeoutMs = int('CHAT_PUSH_TIMEOUT_MS', 10_000, 100, 120_000);
+  const pushCaFile = env.CHAT_PUSH_CA_FILE ? path.resolve(env.CHAT_PUSH_CA_FILE) : null;
+  if (pushCaFile !== null && !fs.existsSync(pushCaFile)) problems.push(`CHAT_PUSH_CA_FILE must name a readable PEM file (got "${env.CHAT_PUSH_CA_FILE ?? ''}")`);
+  const presenceWindowMs = int('CHAT_PRESENCE_WINDOW_MS', 60_000, 100, 3_600_000);
+
   const retentionIntervalMs = int('CHAT_RETENTION_INTERVAL_MS', 3_600_000, 0, 7 * 86_400_000);
   if (retentionIntervalMs > 0 && retentionIntervalMs < 1000) {
     problems.push(`CHAT_RETENTION_INTERVAL_MS must be 0 (off) or at least 1000 (got "${env.CHAT_RETENTION_INTERVAL_MS ?? ''}")`);
   }
+
+  const realtimeSecret = env.CHAT_REALTIME_SECRET || null;
+  if (realtimeSecret !== null) {
+    const bytes = decodeSecret(realtimeSecret).length;
+    if (bytes < 32) problems.push('CHAT_REALTIME_SECRET must hold at least 32 bytes (64 hex characters or 44 base64 characters)');
+  }
+  const realtime: RealtimeConfig = {
+    secret: realtimeSecret,
+    tokenTtlMs: int('CHAT_REALTIME_TOKEN_TTL_MS', 300_000, 1000, 3_600_000),
+    keepAliveMs: int('CHAT_REALTIME_KEEPALIVE_MS', 15_000, 100, 300_000),
+    maxBufferedBytes: int('CHAT_REALTIME_MAX_BUFFERED_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
+  };
+  const busWindow = {
+    maxEventsPerChannel: int('CHAT_BUS_WINDOW_EVENTS', 1000, 1, 1_000_000),
+    maxAgeMs: int('CHAT_BUS_WINDOW_MS', 300_000, 1000, 86_400_000),
+  };
 
   const logLevel = str('CHAT_LOG_LEVEL', 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
@@ -187,9 +239,12 @@ export function loadConfig(env: Env = process.env): Config {
       send: rate('CHAT_RATE_SEND', { limit: 30, windowSeconds: 10 }),
       lookup: rate('CHAT_RATE_LOOKUP', { limit: 20, windowSeconds: 10 }),
     },
-    webPush: { enabled: webPushEnabled, vapidPublicKey, vapidPrivateKey, subject },
+    webPush: { enabled: webPushEnabled, vapidPublicKey, vapidPrivateKey, subject, concurrency: pushConcurrency, timeoutMs: pushTimeoutMs, caFile: pushCaFile },
+    presence: { driver: 'memory', windowMs: presenceWindowMs },
     shutdownGraceMs: int('CHAT_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
     retentionIntervalMs,
+    realtime,
+    busWindow,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

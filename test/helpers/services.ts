@@ -10,6 +10,7 @@ import type { IdentityService } from '../../src/identity/identity-service.ts';
 import { createStore, sqliteStorePath } from '../../src/store/index.ts';
 import { ActorHost, type ChatBus } from '../../src/actors/index.ts';
 import { createBus } from '../../src/bus/index.ts';
+import { createPresence } from '../../src/presence/index.ts';
 
 export async function testServices(config: Config, identity: IdentityService): Promise<Services & { cleanup(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-edge-'));
@@ -24,6 +25,7 @@ export async function testServices(config: Config, identity: IdentityService): P
     cursors: new CursorCodec(crypto.randomBytes(32)),
     actors,
     bus,
+    presence: createPresence({ driver: 'memory', windowMs: 60_000 }),
     openapi: () => ({}),
     async cleanup() {
       await actors.close();

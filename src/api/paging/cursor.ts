@@ -11,8 +11,7 @@
  * on first start and kept in the data directory, like the VAPID keys.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
+import { loadSecret } from '../../config/secrets.ts';
 import { ApiError } from '../../errors/catalog.ts';
 
 export type CursorKind = 'conversations' | 'messages' | 'members';
@@ -61,24 +60,7 @@ function invalid(): ApiError {
   return new ApiError('invalid_cursor', 'the cursor was not issued by this service for this list');
 }
 
-/** The secret: configured (hex or base64, ≥ 32 bytes), or generated once and kept in `dataDir`. */
+/** The secret: configured, or generated once into `<data dir>/cursor-secret` (src/config/secrets.ts). */
 export function loadCursorSecret(configured: string | null, dataDir: string): Buffer {
-  if (configured) return Buffer.from(configured, /^[0-9a-f]+$/i.test(configured) ? 'hex' : 'base64');
-  const file = path.join(dataDir, 'cursor-secret');
-  try {
-    return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  fs.mkdirSync(dataDir, { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, crypto.randomBytes(32).toString('base64'), { mode: 0o600 });
-  try {
-    fs.linkSync(tmp, file); // first writer wins when several nodes share the directory
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
-  return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+  return loadSecret('cursor-secret', configured, dataDir);
 }

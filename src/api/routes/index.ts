@@ -15,6 +15,9 @@ import { deleteConversation, updateConversation } from './conversations-manage.t
 import { addReaction, markRead, removeReaction, typing } from './interactions.ts';
 import { getApplicationCapabilities, getTenantCapabilities } from './capabilities.ts';
 import { getOpenApi, getVapidPublicKey } from './public.ts';
+import { getRealtimeToken } from './realtime.ts';
+import { getPresence, presenceHeartbeat } from './presence.ts';
+import { registerPushDevice, unregisterPushDevice } from './push-devices.ts';
 
 export const ROUTES: readonly AnyRoute[] = [
   getVapidPublicKey,
@@ -47,4 +50,9 @@ export const ROUTES: readonly AnyRoute[] = [
   removeReaction,
   markRead,
   typing,
+  getRealtimeToken,
+  presenceHeartbeat,
+  getPresence,
+  registerPushDevice,
+  unregisterPushDevice,
 ] as AnyRoute[];

@@ -1,0 +1,60 @@
+/**
+ * SSE event ids: one composite id for a stream that follows several bus channels.
+ *
+ * An EventSource remembers only the id of the last event it received and hands it back as
+ * `Last-Event-ID` when it reconnects, so every `id:` line the stream writes carries the stream's
+ * position on EVERY channel it follows, not just the channel of that event:
+ *
+ *   id = entry ("," entry)*        entry = tag ":" pct(bus id)
+ *
+ *   tag     8 base64url characters of SHA-256(channel name): short, stable across nodes and
+ *           credentials (a fresh credential listing the same channel in another order, or one more
+ *           channel, resumes fine), opaque to clients
+ *   bus id  the bus's `<epoch>-<offset>` id of the last event of that channel the stream sent,
+ *           percent-encoded (so a driver's id never clashes with `,` or `:`)
+ *
+ * Channels the stream has no position on are left out. Clients treat the id as opaque.
+ */
+import crypto from 'node:crypto';
+
+/** Longer Last-Event-ID values are not ours (a credential lists a handful of channels). */
+export const MAX_EVENT_ID_LENGTH = 16 * 1024;
+
+const tags = new Map<string, string>();
+
+/** The tag of a channel (memoized: the hub asks once per channel and event). */
+export function channelTag(channel: string): string {
+  let tag = tags.get(channel);
+  if (tag === undefined) {
+    tag = crypto.createHash('sha256').update(channel).digest('base64url').slice(0, 8);
+    if (tags.size > 100_000) tags.clear();
+    tags.set(channel, tag);
+  }
+  return tag;
+}
+
+/** The id line value for positions (tag → percent-encoded bus id), in insertion order. */
+export function encodePositions(positions: ReadonlyMap<string, string>): string {
+  let out = '';
+  for (const [tag, enc] of positions) out += out === '' ? `${tag}:${enc}` : `,${tag}:${enc}`;
+  return out;
+}
+
+/** tag → bus id (decoded), or null when `value` is not an id this service wrote. */
+export function parseEventId(value: string): Map<string, string> | null {
+  const out = new Map<string, string>();
+  if (value === '') return out;
+  if (value.length > MAX_EVENT_ID_LENGTH) return null;
+  for (const part of value.split(',')) {
+    const colon = part.indexOf(':');
+    if (colon !== 8) return null;
+    try {
+      const id = decodeURIComponent(part.slice(colon + 1));
+      if (id === '') return null;
+      out.set(part.slice(0, colon), id);
+    } catch {
+      return null;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,150 @@
+/**
+ * The hub: one bus subscription per channel, shared by every stream on this node that follows the
+ * channel (subscribed with the first stream, unsubscribed with the last).
+ *
+ * Built for many streams on one channel (10,000 on one CHANNEL in the fanout bench): each event is
+ * turned into its SSE frame body (`event:` and `data:` lines, JSON serialized once) once per
+ * channel; a stream only prepends its own `id:` line (its composite position, event-id.ts) and
+ * writes. Keep-alive comments come from one timer for all streams, not one timer per stream.
+ */
+import type { BusEntry, EventStreams } from '../bus/index.ts';
+import { toChatEvent, type ChatEventBody } from '../actors/events.ts';
+import { channelTag } from './event-id.ts';
+
+/** One event, ready to write: shared by every stream of the channel. */
+export interface Frame {
+  /** The channel's tag (event-id.ts). */
+  tag: string;
+  /** The bus id, and the same percent-encoded for the composite id. */
+  id: string;
+  encId: string;
+  application_id: string;
+  /** `event: <type>\ndata: <json>\n\n`, UTF-8 encoded once: every stream writes these bytes. */
+  body: Buffer;
+}
+
+/** What the hub needs of a stream. */
+export interface HubStream {
+  deliver(frame: Frame): void;
+  keepAlive(): void;
+  /** Ends the stream (node shutdown). */
+  end(): void;
+}
+
+interface ChannelState {
+  tag: string;
+  streams: Set<HubStream>;
+  unsubscribe: () => void;
+  /** The id of the last event seen on this channel since the hub subscribed; null: none yet. */
+  lastId: string | null;
+}
+
+export interface HubOptions {
+  keepAliveMs: number;
+  onError?: (err: unknown, channel: string) => void;
+}
+
+export function frameOf(tag: string, entry: BusEntry<ChatEventBody>): Frame {
+  return {
+    tag,
+    id: entry.id,
+    encId: encodeURIComponent(entry.id),
+    application_id: entry.event.application_id,
+    body: Buffer.from(`event: ${entry.event.type}\ndata: ${JSON.stringify(toChatEvent(entry))}\n\n`),
+  };
+}
+
+export class Hub {
+  private readonly channels = new Map<string, ChannelState>();
+  private readonly streams = new Set<HubStream>();
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly bus: EventStreams<ChatEventBody>,
+    private readonly opts: HubOptions,
+  ) {
+    this.timer = setInterval(() => this.keepAlive(), opts.keepAliveMs);
+    this.timer.unref();
+  }
+
+  /** Streams open on this node. */
+  get size(): number {
+    return this.streams.size;
+  }
+
+  /** True once the node began shutting down: no stream may join. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Channels this node is subscribed to. */
+  get channelCount(): number {
+    return this.channels.size;
+  }
+
+  /**
+   * Adds `stream` to `channels` (subscribing the bus where it is the first). Answers, per channel,
+   * the last id the hub had seen on it before this stream joined (null: none), so a fresh stream
+   * can start its positions there.
+   */
+  join(stream: HubStream, channels: readonly string[]): Map<string, string | null> {
+    if (this.closed) throw new Error('realtime hub is closed');
+    const heads = new Map<string, string | null>();
+    this.streams.add(stream);
+    for (const channel of channels) {
+      let st = this.channels.get(channel);
+      if (st === undefined) st = this.open(channel);
+      heads.set(channel, st.lastId);
+      st.streams.add(stream);
+    }
+    return heads;
+  }
+
+  /** Removes `stream` everywhere (unsubscribing channels nobody follows any more). Idempotent. */
+  leave(stream: HubStream, channels: readonly string[]): void {
+    if (!this.streams.delete(stream)) return;
+    for (const channel of channels) {
+      const st = this.channels.get(channel);
+      if (st === undefined) continue;
+      st.streams.delete(stream);
+      if (st.streams.size === 0) {
+        this.channels.delete(channel);
+        st.unsubscribe();
+      }
+    }
+  }
+
+  /** Ends every stream and drops every subscription. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    for (const s of [...this.streams]) s.end();
+    for (const st of this.channels.values()) st.unsubscribe();
+    this.channels.clear();
+    this.streams.clear();
+  }
+
+  private open(channel: string): ChannelState {
+    const st: ChannelState = { tag: channelTag(channel), streams: new Set(), unsubscribe: () => undefined, lastId: null };
+    this.channels.set(channel, st);
+    st.unsubscribe = this.bus.subscribe(channel, (entry) => {
+      st.lastId = entry.id;
+      if (st.streams.size === 0) return;
+      const frame = frameOf(st.tag, entry);
+      for (const s of st.streams) {
+        try {
+          s.deliver(frame);
+        } catch (err) {
+          this.opts.onError?.(err, channel);
+        }
+      }
+    });
+    return st;
+  }
+
+  private keepAlive(): void {
+    for (const s of this.streams) s.keepAlive();
+  }
+}
