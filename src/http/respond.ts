@@ -47,7 +47,7 @@ export function send(ex: Exchange, status: number, body: string | null, extra?: 
   ex.status = status;
   const write = (): void => {
     const { res } = ex;
-    res.writeStatus(statusLine(status));
+    if (status !== 200) res.writeStatus(statusLine(status)); // uWS answers 200 OK by default
     for (const k in ex.headers) res.writeHeader(k, ex.headers[k] as string);
     if (extra) for (const k in extra) res.writeHeader(k, extra[k] as string);
     if (body === null) {
