@@ -10,7 +10,7 @@
  * not its refusals) and with no CHAT_* setting inherited from the caller, so runs are comparable.
  * The user token lives 10 minutes; the run refuses settings that would not finish well before.
  */
-import { execFileSync } from 'node:child_process';
+import { buildNode, nodeEnv } from './lib/chat-node.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,35 +22,9 @@ import { freePort, onExit, startTsx, type ManagedProcess } from './lib/processes
 import { goal, type Scenario } from './lib/scenario.ts';
 
 const ROUTE = '/api/v1/tenants/acme/applications/support/me/capabilities';
-const UNREACHABLE_RATE = '1000000000/60s';
 /** Time the run may take besides the measured load: start-ups, checks, margin. */
 const OVERHEAD_SECONDS = 60;
 const TOKEN_LIFETIME_SECONDS = 600;
-
-function nodeEnv(port: number, dataDir: string): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('CHAT_')) env[name] = value;
-  return {
-    ...env,
-    CHAT_HOST: '127.0.0.1',
-    CHAT_PORT: String(port),
-    CHAT_METRICS_PORT: '0',
-    CHAT_LOG_LEVEL: 'warn',
-    CHAT_DATA_DIR: dataDir,
-    CHAT_IDP: 'embedded',
-    CHAT_IDP_DEV_LOGIN: 'true',
-    CHAT_RATE_CLIENT: UNREACHABLE_RATE,
-    CHAT_RATE_SEND: UNREACHABLE_RATE,
-    CHAT_RATE_LOOKUP: UNREACHABLE_RATE,
-    CHAT_SHUTDOWN_GRACE_MS: '1000',
-  };
-}
-
-/** The node is measured as `npm start` runs it: the esbuild bundle in dist/. */
-export function buildNode(log: (line: string) => void): void {
-  log('building dist/ (npm run build)');
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'inherit'] });
-}
 
 export const scenario: Scenario = {
   name: 'edge',

@@ -21,7 +21,7 @@
  * after the send phases the store must hold exactly the messages the generators were answered for
  * (wrk: up to one per connection more, the requests still in flight when it stopped).
  */
-import { execFileSync } from 'node:child_process';
+import { buildNode, nodeEnv } from './lib/chat-node.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,33 +43,8 @@ const MEMBERS_PER_CONVERSATION = 3;
 const SEND_BODY_BYTES = 200;
 const PAGE = 50;
 const DEFAULT_CONNECTIONS = 64;
-const UNREACHABLE_RATE = '1000000000/60s';
 const OVERHEAD_SECONDS = 120;
 const GOALS = { sendRatio: 0.35, halfRateP99Ms: 10, historyRatio: 0.5 };
-
-function nodeEnv(port: number, dataDir: string): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('CHAT_')) env[name] = value;
-  return {
-    ...env,
-    CHAT_HOST: '127.0.0.1',
-    CHAT_PORT: String(port),
-    CHAT_METRICS_PORT: '0',
-    CHAT_LOG_LEVEL: 'warn',
-    CHAT_DATA_DIR: dataDir,
-    CHAT_IDP: 'embedded',
-    CHAT_IDP_DEV_LOGIN: 'true',
-    CHAT_RATE_CLIENT: UNREACHABLE_RATE,
-    CHAT_RATE_SEND: UNREACHABLE_RATE,
-    CHAT_RATE_LOOKUP: UNREACHABLE_RATE,
-    CHAT_SHUTDOWN_GRACE_MS: '1000',
-  };
-}
-
-function buildNode(log: (line: string) => void): void {
-  log('building dist/ (npm run build)');
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: path.resolve(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'inherit'] });
-}
 
 /** A send body of exactly `SEND_BODY_BYTES` bytes on behalf of `actor`. */
 export function sendBody(actor: string, tag: string): string {

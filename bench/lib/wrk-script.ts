@@ -10,14 +10,8 @@
  * As runWrk, a run that saw error statuses (>= 400) or socket errors throws: a benchmark of errors
  * is worthless. Callers check one request of each kind answers 2xx first (wrk does not count 3xx).
  */
-import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { BenchError } from './errors.ts';
-import { assertNotInterrupted, onExit, pinnedCommand, track } from './processes.ts';
-import { ensureWrk, luaString, parseWrkOutput, totalSocketErrors, type WrkResult } from './wrk.ts';
+import { luaString, runWrkScript, type WrkResult } from './wrk.ts';
 
 /** One request of the mix; the path is relative to the target's origin. */
 export interface MixRequest {
@@ -55,61 +49,8 @@ export function mixScript(requests: MixRequest[], seed = 42): string {
 }
 
 /** Runs wrk once with the mix; throws BenchError if wrk is missing, fails, or saw errors. */
-export async function runWrkMix(options: WrkMixOptions): Promise<WrkResult> {
-  ensureWrk();
-  assertNotInterrupted();
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-wrk-mix-'));
-  const removeDir = onExit(() => rmSync(dir, { recursive: true, force: true }));
-  try {
-    const script = path.join(dir, 'mix.lua');
-    await writeFile(script, mixScript(options.requests, options.seed));
-    const args = [
-      `-t${options.threads ?? 1}`,
-      `-c${options.connections}`,
-      `-d${options.seconds}s`,
-      '--timeout',
-      `${options.timeoutSeconds ?? 5}s`,
-      '--latency',
-      '-s',
-      script,
-      options.origin,
-    ];
-    const { code, stdout, stderr } = await run('wrk', args, (options.seconds + 30) * 1000);
-    assertNotInterrupted();
-    if (code !== 0) throw new BenchError(`wrk ${args.join(' ')} failed (exit ${code}):\n${stderr || stdout}`);
-    const result = parseWrkOutput(stdout);
-    const first = options.requests[0]!;
-    const what = `${first.method} ${options.origin}${first.path} (and ${options.requests.length - 1} more in the mix)`;
-    if (result.non2xx > 0) {
-      throw new BenchError(`${what}: ${result.non2xx} of ${result.requests} responses had an error status; figures discarded (a benchmark of errors is worthless)`);
-    }
-    if (totalSocketErrors(result.socketErrors) > 0) {
-      const e = result.socketErrors;
-      throw new BenchError(`${what}: socket errors (connect ${e.connect}, read ${e.read}, write ${e.write}, timeout ${e.timeout}); figures discarded`);
-    }
-    return result;
-  } finally {
-    removeDir();
-  }
-}
-
-function run(command: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const [pinned, pinnedArgs] = pinnedCommand('load', command, args);
-    const child = spawn(pinned, pinnedArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
-    track(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(err.code === 'ENOENT' ? new BenchError(`${command} is not installed (or not on PATH). Install it with: apt-get install wrk`) : err);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+export function runWrkMix(options: WrkMixOptions): Promise<WrkResult> {
+  const first = options.requests[0]!;
+  const what = `${first.method} ${options.origin}${first.path} (and ${options.requests.length - 1} more in the mix)`;
+  return runWrkScript(mixScript(options.requests, options.seed), options.origin, what, options);
 }

@@ -131,14 +131,28 @@ export function ensureWrk(command = 'wrk'): void {
 }
 
 /** Runs wrk once against `options.url`; throws BenchError if wrk is missing, fails, or saw errors. */
-export async function runWrk(options: WrkOptions): Promise<WrkResult> {
+export function runWrk(options: WrkOptions): Promise<WrkResult> {
+  return runWrkScript(wrkScript(options), options.url, `${options.method ?? 'GET'} ${options.url}`, options);
+}
+
+/**
+ * Runs wrk once with a Lua script against `target` (pinned to the load CPU). Throws BenchError if
+ * wrk is missing or fails, and when any response was an error or any socket failed: a benchmark
+ * of errors is worthless. `what` names the load in those messages.
+ */
+export async function runWrkScript(
+  lua: string,
+  target: string,
+  what: string,
+  options: { connections: number; seconds: number; threads?: number; timeoutSeconds?: number },
+): Promise<WrkResult> {
   ensureWrk();
   assertNotInterrupted();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-wrk-'));
   const removeDir = onExit(() => rmSync(dir, { recursive: true, force: true }));
   try {
     const script = path.join(dir, 'request.lua');
-    await writeFile(script, wrkScript(options));
+    await writeFile(script, lua);
     const args = [
       `-t${options.threads ?? 1}`,
       `-c${options.connections}`,
@@ -148,14 +162,13 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
       '--latency',
       '-s',
       script,
-      options.url,
+      target,
     ];
     const { code, stdout, stderr } = await runProcess('wrk', args, (options.seconds + 30) * 1000);
     // wrk reports and exits 0 when interrupted too: such a truncated run is not a measurement.
     assertNotInterrupted();
     if (code !== 0) throw new BenchError(`wrk ${args.join(' ')} failed (exit ${code}):\n${stderr || stdout}`);
     const result = parseWrkOutput(stdout);
-    const what = `${options.method ?? 'GET'} ${options.url}`;
     if (result.non2xx > 0) {
       throw new BenchError(`${what}: ${result.non2xx} of ${result.requests} responses had an error status; figures discarded (a benchmark of errors is worthless)`);
     }
