@@ -35,6 +35,14 @@ interface Envelope<T extends string, D> {
   data: D;
 }
 
+/** The envelope fields every conversation event repeats: where it happened, when, and at which seq. */
+export function eventHead(ref: { tenant_id: string; application_id: string; conversation_id: string }, at: string): Omit<Envelope<string, never>, 'type' | 'data' | 'seq'>;
+export function eventHead(ref: { tenant_id: string; application_id: string; conversation_id: string }, at: string, seq: number): Omit<Envelope<string, never>, 'type' | 'data'>;
+export function eventHead(ref: { tenant_id: string; application_id: string; conversation_id: string }, at: string, seq?: number) {
+  const head = { tenant_id: ref.tenant_id, application_id: ref.application_id, conversation_id: ref.conversation_id, occurred_at: at };
+  return seq === undefined ? head : { ...head, seq };
+}
+
 export type MessageCreated = Envelope<'message.created', { message: EventMessage }>;
 /** An edit: the message as it now is (status EDITED). */
 export type MessageUpdated = Envelope<'message.updated', { message: EventMessage; by: EventActor }>;

@@ -7,6 +7,7 @@
  * conversation unchanged and publishes nothing. A deleted conversation is gone: every later step
  * finds nothing (`not_found`).
  */
+import { eventHead } from './events.ts';
 import { ApiError } from '../errors/catalog.ts';
 import type { ConversationPatch, ConversationRecord, MemberRole } from '../store/index.ts';
 import { archived } from './errors.ts';
@@ -82,11 +83,7 @@ export async function updateInMailbox(actor: ConversationActor, s: ActorState, i
   const updated = await patchInMailbox(actor, s, patch, at);
   await actor.publishInMailbox(s, {
     type: 'conversation.updated',
-    tenant_id: c.tenant_id,
-    application_id: c.application_id,
-    conversation_id: c.conversation_id,
-    seq: c.last_seq,
-    occurred_at: at,
+    ...eventHead(c, at, c.last_seq),
     data: { conversation: await actor.eventConversationInMailbox(s), changed, by: intent.by },
   });
   return updated;
@@ -100,11 +97,7 @@ export async function setArchivedInMailbox(actor: ConversationActor, s: ActorSta
   const updated = await patchInMailbox(actor, s, { status: target }, at);
   await actor.publishInMailbox(s, {
     type: archive ? 'conversation.archived' : 'conversation.unarchived',
-    tenant_id: updated.tenant_id,
-    application_id: updated.application_id,
-    conversation_id: updated.conversation_id,
-    seq: updated.last_seq,
-    occurred_at: at,
+    ...eventHead(updated, at, updated.last_seq),
     data: { conversation: await actor.eventConversationInMailbox(s), by },
   });
   return updated;
@@ -117,11 +110,7 @@ export async function softDeleteInMailbox(actor: ConversationActor, s: ActorStat
   if (!deleted) throw actor.goneInMailbox();
   await actor.publishInMailbox(s, {
     type: 'conversation.deleted',
-    tenant_id: deleted.tenant_id,
-    application_id: deleted.application_id,
-    conversation_id: deleted.conversation_id,
-    seq: s.conversation.last_seq,
-    occurred_at: at,
+    ...eventHead(deleted, at, s.conversation.last_seq),
     data: { conversation_id: deleted.conversation_id, deleted_at: deleted.deleted_at ?? at, by },
   });
   actor.forgetInMailbox();

@@ -2,6 +2,7 @@
  * What members do around messages: reactions, read markers (barriers) and typing (ordered
  * behind in-flight sends, never stored). Mailbox-only steps.
  */
+import { eventHead } from './events.ts';
 import { ApiError } from '../errors/catalog.ts';
 import { archived, messageNotFound } from './errors.ts';
 import type { ActorState, ConversationActor, Later } from './conversation-actor.ts';
@@ -26,11 +27,7 @@ export async function reactInMailbox(actor: ConversationActor, s: ActorState, in
   if (result.changed) {
     await actor.publishInMailbox(s, {
       type: add ? 'reaction.added' : 'reaction.removed',
-      tenant_id: c.tenant_id,
-      application_id: c.application_id,
-      conversation_id: c.conversation_id,
-      seq: c.last_seq,
-      occurred_at: at,
+      ...eventHead(c, at, c.last_seq),
       data: {
         message_id: intent.message_id,
         user_id: intent.user_id,
@@ -55,11 +52,7 @@ export async function markReadInMailbox(actor: ConversationActor, s: ActorState,
   if (state.changed) {
     await actor.publishInMailbox(s, {
       type: 'read.updated',
-      tenant_id: c.tenant_id,
-      application_id: c.application_id,
-      conversation_id: c.conversation_id,
-      seq: c.last_seq,
-      occurred_at: at,
+      ...eventHead(c, at, c.last_seq),
       data: { user_id: intent.user_id, last_read_seq: state.last_read_seq },
     });
   }
@@ -79,10 +72,7 @@ export async function typingInMailbox(actor: ConversationActor, s: ActorState, i
   const done = actor.commitInMailbox(Promise.resolve(), () =>
     actor.publishInMailbox(s, {
       type: 'typing',
-      tenant_id: c.tenant_id,
-      application_id: c.application_id,
-      conversation_id: c.conversation_id,
-      occurred_at: at,
+      ...eventHead(c, at),
       data: { user_id: intent.user_id },
     }),
   );

@@ -3,6 +3,7 @@
  * no new members, but leaving (and removal) stays possible: the contract says leaving is always
  * allowed. Mailbox-only steps.
  */
+import { eventHead } from './events.ts';
 import type { MemberRecord, MemberView } from '../store/index.ts';
 import { archived, directImmutable, memberNotFound } from './errors.ts';
 import type { ActorState, ConversationActor } from './conversation-actor.ts';
@@ -29,11 +30,7 @@ export async function addMemberInMailbox(actor: ConversationActor, s: ActorState
     c.member_count += 1;
     await actor.publishInMailbox(s, {
       type: 'member.added',
-      tenant_id: c.tenant_id,
-      application_id: c.application_id,
-      conversation_id: c.conversation_id,
-      seq: c.last_seq,
-      occurred_at: at,
+      ...eventHead(c, at, c.last_seq),
       data: { member: eventMember(member), conversation: await actor.eventConversationInMailbox(s), by: intent.by },
     });
   }
@@ -55,11 +52,7 @@ export async function removeMemberInMailbox(actor: ConversationActor, s: ActorSt
     const member = await withProfile(actor, c.tenant_id, result.member);
     await actor.publishInMailbox(s, {
       type: 'member.removed',
-      tenant_id: c.tenant_id,
-      application_id: c.application_id,
-      conversation_id: c.conversation_id,
-      seq: c.last_seq,
-      occurred_at: at,
+      ...eventHead(c, at, c.last_seq),
       data: { member: eventMember(member), by: intent.by },
     });
   }

@@ -2,6 +2,7 @@
  * Message steps: send (pipelined), edit and delete (barriers). Mailbox-only: each function is a
  * step run by ConversationActor.run/runPipelined with the actor's hot state.
  */
+import { eventHead } from './events.ts';
 import { ApiError } from '../errors/catalog.ts';
 import type { MessageView, ProfileSummary } from '../store/index.ts';
 import { archived, messageNotFound } from './errors.ts';
@@ -94,11 +95,7 @@ export async function editInMailbox(actor: ConversationActor, s: ActorState, int
   if (!view) throw actor.goneInMailbox();
   await actor.publishInMailbox(s, {
     type: 'message.updated',
-    tenant_id: c.tenant_id,
-    application_id: c.application_id,
-    conversation_id: c.conversation_id,
-    seq: c.last_seq,
-    occurred_at: at,
+    ...eventHead(c, at, c.last_seq),
     data: { message: eventMessage(view), by: intent.by },
   });
   return view;
@@ -118,11 +115,7 @@ export async function deleteInMailbox(actor: ConversationActor, s: ActorState, i
   if (!tombstone) throw actor.goneInMailbox();
   await actor.publishInMailbox(s, {
     type: 'message.deleted',
-    tenant_id: c.tenant_id,
-    application_id: c.application_id,
-    conversation_id: c.conversation_id,
-    seq: c.last_seq,
-    occurred_at: at,
+    ...eventHead(c, at, c.last_seq),
     data: { message: eventMessage({ ...tombstone, sender: current.sender, reactions: [] }), by: intent.by },
   });
 }
