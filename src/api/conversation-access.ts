@@ -9,6 +9,8 @@ import type { AccessContext } from '../identity/access.ts';
 import { InvalidPositionError, type ConversationDetail, type Viewer } from '../store/index.ts';
 import type { Services } from './services.ts';
 import type { CursorKind } from './paging/cursor.ts';
+import { pageLimit } from './paging/limit.ts';
+import type { Page } from '../store/index.ts';
 import { MEMBERS_PREVIEW } from './wire.ts';
 
 export interface ConversationParams {
@@ -62,4 +64,25 @@ export async function storePage<T>(read: () => Promise<T>): Promise<T> {
     if (err instanceof InvalidPositionError) throw new ApiError('invalid_cursor', 'the cursor was not issued by this service for this list');
     throw err;
   }
+}
+
+/**
+ * One page of a list inside a conversation (history, members): access check, limit, cursor in,
+ * store read, cursor out. `read` answers null when the conversation vanished meanwhile.
+ */
+export async function conversationPage<T, P, W>(
+  services: Services,
+  access: AccessContext | null,
+  params: ConversationParams,
+  kind: CursorKind,
+  query: { before?: string; limit?: string },
+  read: (limit: number, after: P | null) => Promise<Page<T, P> | null>,
+  wire: (item: T) => W,
+): Promise<{ items: W[]; next_cursor: string | null }> {
+  const limit = pageLimit(query.limit);
+  await assertReadable(services, access, params);
+  const after = positionFrom(services, kind, params.conversation_id, query.before) as P | null;
+  const res = await storePage(() => read(limit, after));
+  if (res === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
+  return { items: res.items.map(wire), next_cursor: res.next ? services.cursors.encode(kind, params.conversation_id, res.next) : null };
 }

@@ -1,10 +1,9 @@
 /** Reading conversations, their history and their members. Reads go straight to the store. */
 import type { Static } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../errors/catalog.ts';
 import { USER_SCOPE } from '../../identity/catalog.ts';
 import type { ConversationPosition, MemberPosition, MessagePosition } from '../../store/index.ts';
-import { assertReadable, positionFrom, storePage, viewerOf, visibleConversation } from '../conversation-access.ts';
+import { conversationPage, positionFrom, storePage, viewerOf, visibleConversation } from '../conversation-access.ts';
 import { pageLimit } from '../paging/limit.ts';
 import { defineRoute } from '../route.ts';
 import { Conversation, ConversationType, Member, Message, page } from '../schemas/chat.ts';
@@ -73,14 +72,10 @@ export const listMessages = defineRoute({
   capabilities: { all: ['messages.read'] },
   schemas: { params: ConversationParams, query: Type.Object(Paging, Closed), response: MessagePage },
   errors: ['invalid_cursor', 'invalid_limit', 'not_found', 'not_conversation_member'],
-  async handler({ params, query, access, services }): Promise<Static<typeof MessagePage>> {
-    const limit = pageLimit(query.limit);
-    await assertReadable(services, access, params);
-    const after = positionFrom(services, 'messages', params.conversation_id, query.before) as MessagePosition | null;
+  handler({ params, query, access, services }): Promise<Static<typeof MessagePage>> {
     const viewer = viewerOf(access);
-    const res = await storePage(() => services.store.messages.list({ ...params, viewer_user_id: viewer.kind === 'user' ? viewer.user_id : null, limit, after }));
-    if (res === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
-    return { items: res.items.map(messageWire), next_cursor: res.next ? services.cursors.encode('messages', params.conversation_id, res.next) : null };
+    const viewer_user_id = viewer.kind === 'user' ? viewer.user_id : null;
+    return conversationPage(services, access, params, 'messages', query, (limit, after: MessagePosition | null) => services.store.messages.list({ ...params, viewer_user_id, limit, after }), messageWire);
   },
 });
 
@@ -95,12 +90,8 @@ export const listMembers = defineRoute({
   capabilities: { all: ['conversations.read'] },
   schemas: { params: ConversationParams, query: Type.Object(Paging, Closed), response: MemberPage },
   errors: ['invalid_cursor', 'invalid_limit', 'not_found', 'not_conversation_member'],
-  async handler({ params, query, access, services }): Promise<Static<typeof MemberPage>> {
-    const limit = pageLimit(query.limit);
-    await assertReadable(services, access, params);
-    const after = positionFrom(services, 'members', params.conversation_id, query.before) as MemberPosition | null;
-    const res = await storePage(() => services.store.members.list({ ...params, limit, after }));
-    if (res === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
-    return { items: res.items.map(memberWire), next_cursor: res.next ? services.cursors.encode('members', params.conversation_id, res.next) : null };
+  handler({ params, query, access, services }): Promise<Static<typeof MemberPage>> {
+    return conversationPage(services, access, params, 'members', query, (limit, after: MemberPosition | null) => services.store.members.list({ ...params, limit, after }), memberWire);
   },
+
 });
