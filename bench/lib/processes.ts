@@ -141,7 +141,9 @@ export async function startTsx(options: StartOptions): Promise<ManagedProcess> {
   assertNotInterrupted();
   // Built bundles (.mjs, from `npm run build`) run on plain node, as `npm start` runs them; sources go through tsx.
   const loader = options.file.endsWith('.mjs') ? [] : ['--import', 'tsx'];
-  const [command, args] = pinnedCommand('target', process.execPath, [...loader, options.file, ...(options.args ?? [])]);
+  // BENCH_NODE_ARGS: extra node flags for the benched chat node only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+  const nodeFlags = name === 'chat-node' && process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(/\s+/).filter(Boolean) : [];
+  const [command, args] = pinnedCommand('target', process.execPath, [...nodeFlags, ...loader, options.file, ...(options.args ?? [])]);
   const child = spawn(command, args, {
     cwd: REPO_ROOT,
     env: options.env,

@@ -105,12 +105,18 @@ export const CHAT_EVENT_TYPES: readonly ChatEventType[] = [
   'typing',
 ];
 
-/** A push delivery job: one new message; the push worker finds candidates and devices. */
+/** A push delivery job: one new message; the push worker finds devices (and candidates when absent). */
 export interface PushJob {
   tenant_id: string;
   application_id: string;
   conversation_id: string;
   message_id: string;
+  /**
+   * The contract's candidates (ACTIVE members but the sender; CHANNEL: mentioned ACTIVE members
+   * but the sender) as the actor knew them when it committed the message, when it knew them
+   * without reading the store; absent: the worker computes them from the store.
+   */
+  candidates?: string[];
 }
 
 /** The bus as the chat service uses it. */

@@ -66,6 +66,11 @@ export class MemberSet {
     } else this.remember(user_id, active);
   }
 
+  /** The ACTIVE user ids when the set is complete (read-only view); null when partial. */
+  activeIfComplete(): ReadonlySet<string> | null {
+    return this.active;
+  }
+
   /** Every ACTIVE user id: from memory when complete, else paged from the store. */
   async activeIds(store: ChatStore, ref: ConversationRef): Promise<Iterable<string>> {
     if (this.active) return this.active;

@@ -2,7 +2,7 @@
  * Message steps: send (pipelined), edit and delete (barriers). Mailbox-only: each function is a
  * step run by ConversationActor.run/runPipelined with the actor's hot state.
  */
-import { eventHead } from './events.ts';
+import { eventHead, type PushJob } from './events.ts';
 import { ApiError } from '../errors/catalog.ts';
 import type { MessageView, ProfileSummary } from '../store/index.ts';
 import { archived, messageNotFound } from './errors.ts';
@@ -68,7 +68,7 @@ export async function sendInMailbox(actor: ConversationActor, s: ActorState, int
         occurred_at: message.created_at,
         data: { message: eventMessage(view) },
       });
-      enqueuePush(actor, message.message_id, c);
+      enqueuePush(actor, s, view);
     }
     return { message: view, created };
   });
@@ -136,10 +136,25 @@ function authorize(message: MessageView, by: ActingPrincipal, scope: MessageChan
 }
 
 /** Best effort: a refused job never fails the send (the contract: a push never fails a send). */
-function enqueuePush(actor: ConversationActor, message_id: string, c: ActorState['conversation']): void {
+function enqueuePush(actor: ConversationActor, s: ActorState, message: MessageView): void {
   const { env } = actor;
   if (!env.enqueuePush) return;
-  env.bus.enqueue({ tenant_id: c.tenant_id, application_id: c.application_id, conversation_id: c.conversation_id, message_id }).catch((error: unknown) => {
+  const c = s.conversation;
+  let candidates: string[] | undefined;
+  if (c.type === 'CHANNEL') {
+    // Only mentioned members may be pushed: a CHANNEL message without mentions pushes nobody.
+    if (message.mentioned_user_ids.length === 0) return;
+  } else {
+    const active = s.members.activeIfComplete();
+    if (active !== null) {
+      candidates = [];
+      for (const id of active) if (id !== message.sender_user_id) candidates.push(id);
+      if (candidates.length === 0) return;
+    }
+  }
+  const job: PushJob = { tenant_id: c.tenant_id, application_id: c.application_id, conversation_id: c.conversation_id, message_id: message.message_id };
+  if (candidates) job.candidates = candidates;
+  env.bus.enqueue(job).catch((error: unknown) => {
     env.stats.pushJobsDropped += 1;
     // Logged at powers of two: a full queue under load must not add a log line per send.
     const n = env.stats.pushJobsDropped;

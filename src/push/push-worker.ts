@@ -15,7 +15,7 @@
  */
 import type { ChatBus, PushJob } from '../actors/events.ts';
 import type { Presence } from '../presence/index.ts';
-import type { ChatStore, ConversationRef } from '../store/index.ts';
+import type { ChatStore, ConversationRecord, ConversationRef, MessageView } from '../store/index.ts';
 import { pushCandidates } from './candidates.ts';
 import { pushDocument } from './payload.ts';
 import { RetryablePushError, type PushSender } from './web-push-sender.ts';
@@ -73,20 +73,33 @@ export class PushWorker {
     if (attempt === 1) this.stats.jobs += 1;
     const { store, presence } = this.o;
     const ref: ConversationRef = { tenant_id: job.tenant_id, application_id: job.application_id, conversation_id: job.conversation_id };
-    const conversation = await store.conversations.get(ref, { kind: 'machine' }, 0);
-    if (conversation === null) return;
-    const message = await store.messages.get(ref, job.message_id, null);
-    if (message === null || message.status === 'DELETED') return;
-
-    const candidates = await pushCandidates(store, ref, conversation, message);
+    // Cheapest filter first: most candidates of most messages have no web device at all, and
+    // then the job costs one indexed read (the actor sent the candidates along when it knew them).
+    let conversation: ConversationRecord | null = null;
+    let message: MessageView | null = null;
+    let candidates = job.candidates;
+    if (candidates === undefined) {
+      conversation = await store.conversations.get(ref, { kind: 'machine' }, 0);
+      if (conversation === null) return;
+      message = await store.messages.get(ref, job.message_id, null);
+      if (message === null || message.status === 'DELETED') return;
+      candidates = await pushCandidates(store, ref, conversation, message);
+    }
     if (candidates.length === 0) return;
-    const statuses = await presence.statuses(job.tenant_id, candidates, this.now());
-    const offline = statuses.filter((s) => s.status === 'offline').map((s) => s.user_id);
-    this.stats.skippedOnline += candidates.length - offline.length;
-    if (offline.length === 0) return;
+    const withDevice = (await store.pushDevices.listForUsers(job.tenant_id, candidates)).filter((d) => d.platform === 'web' && d.p256dh !== null && d.auth !== null);
+    if (withDevice.length === 0) return;
 
-    const devices = (await store.pushDevices.listForUsers(job.tenant_id, offline)).filter((d) => d.platform === 'web' && d.p256dh !== null && d.auth !== null);
+    const owners = [...new Set(withDevice.map((d) => d.user_id))];
+    const statuses = await presence.statuses(job.tenant_id, owners, this.now());
+    const offline = new Set(statuses.filter((s) => s.status === 'offline').map((s) => s.user_id));
+    this.stats.skippedOnline += owners.length - offline.size;
+    const devices = withDevice.filter((d) => offline.has(d.user_id));
     if (devices.length === 0) return;
+
+    conversation ??= await store.conversations.get(ref, { kind: 'machine' }, 0);
+    if (conversation === null) return;
+    message ??= await store.messages.get(ref, job.message_id, null);
+    if (message === null || message.status === 'DELETED') return;
     const payload = JSON.stringify(pushDocument(message, conversation));
     const served = this.served.get(job.message_id) ?? new Set<string>();
 

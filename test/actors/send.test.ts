@@ -140,12 +140,28 @@ describe('sending', () => {
       const stop = kit.bus.consume(async (job) => void jobs.push(job));
       const id = await create(kit, 'CHANNEL', ['ann', 'bob']);
       const message_id = randomUUID();
-      await kit.host.sendMessage(kit.ref(id), text('ann', 'one', { message_id }));
-      await kit.host.sendMessage(kit.ref(id), text('ann', 'one', { message_id }));
+      await kit.host.sendMessage(kit.ref(id), text('ann', 'one', { message_id, mentioned_user_ids: ['bob'] }));
+      await kit.host.sendMessage(kit.ref(id), text('ann', 'one', { message_id, mentioned_user_ids: ['bob'] }));
       await kit.host.editMessage(kit.ref(id), { message_id, body: 'edited', by: { user_id: 'ann', client_id: null }, scope: 'own' });
       await kit.host.addReaction(kit.ref(id), { message_id, user_id: 'bob', emoji: '👍' });
       await stop();
+      // CHANNEL candidates (mentioned members) are left to the worker, which checks them in the store.
       assert.deepEqual(jobs, [{ tenant_id: kit.tenant_id, application_id: kit.application_id, conversation_id: id, message_id }]);
+    });
+  });
+
+  it('push jobs carry the candidates the actor holds; a CHANNEL message without mentions pushes nobody', async () => {
+    await withKit(async (kit) => {
+      const jobs: PushJob[] = [];
+      const stop = kit.bus.consume(async (job) => void jobs.push(job));
+      const group = await create(kit, 'GROUP', ['ann', 'bob', 'cid']);
+      const channel = await create(kit, 'CHANNEL', ['ann', 'bob']);
+      const sent = await kit.host.sendMessage(kit.ref(group), text('ann', 'hello'));
+      await kit.host.sendMessage(kit.ref(channel), text('ann', 'nobody mentioned'));
+      await stop();
+      assert.equal(jobs.length, 1);
+      assert.equal(jobs[0]!.message_id, sent.message.message_id);
+      assert.deepEqual([...jobs[0]!.candidates!].sort(), ['bob', 'cid']);
     });
   });
 
