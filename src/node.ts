@@ -6,6 +6,7 @@ import uWS, { type TemplatedApp, type us_listen_socket } from '@trufflesuite/uws
 import { buildOpenApi } from './api/openapi.ts';
 import { ROUTES } from './api/routes/index.ts';
 import type { Services } from './api/services.ts';
+import { PageCache } from './api/page-cache.ts';
 import { API_PREFIX, type Config } from './config/index.ts';
 import { ApiError } from './errors/catalog.ts';
 import { Edge } from './http/edge.ts';
@@ -91,7 +92,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
     pushWorker.start();
   }
   const actors = new ActorHost({ store, bus, enqueuePush: webPush, log: { warn: (obj, msg) => log.warn(obj, msg) } });
-  const services: Services = { config: cfg, identity, vapid, store, cursors, actors, bus, presence, openapi: () => openapi };
+  const services: Services = { config: cfg, identity, vapid, store, cursors, actors, bus, presence, pages: new PageCache(), openapi: () => openapi };
   // The realtime stream: credentials signed with a secret every node shares; one hub per node.
   const realtimeCredentials = new RealtimeCredentials(loadRealtimeSecret(cfg.realtime.secret, cfg.dataDir));
   services.realtime = realtimeCredentials;

@@ -162,3 +162,42 @@ describe('GET one conversation, its messages and members', () => {
     assert.equal(items.find((m) => m.user_id === 'bob')!.display_name, 'Bob Baker');
   });
 });
+
+describe('history pages served from the page cache', () => {
+  test('a repeated page follows every write another writer makes to the file: sends, edits, reactions per viewer, deletes', async () => {
+    const conversation_id = crypto.randomUUID();
+    await store.conversations.create({ ...ctx, conversation_id, type: 'GROUP', name: 'cache', description: null, created_by_user_id: 'bob', created_by_client_id: null, members: [member('bob', 'OWNER'), member('frank')] });
+    const w = { ...ctx, conversation_id, epoch: 1 };
+    const first = crypto.randomUUID();
+    await store.messages.append({ ...w, message_id: first, seq: 1, sender_user_id: 'bob', sender_client_id: null, body: 'one', message_type: 'TEXT' });
+    type Item = { seq: number; body: string; status: string; reactions: { emoji: string; count: number; reacted_by_me: boolean }[] };
+    const page = async (token: string): Promise<Item[]> => {
+      const res = await get(`/conversations/${conversation_id}/messages?limit=10`, token);
+      assert.equal(res.status, 200, res.text);
+      return res.json().items as Item[];
+    };
+    assert.deepEqual((await page(tok.bob!)).map((m) => m.body), ['one']);
+    assert.deepEqual((await page(tok.bob!)).map((m) => m.body), ['one'], 'a repeat answers the same');
+
+    await store.messages.append({ ...w, message_id: crypto.randomUUID(), seq: 2, sender_user_id: 'frank', sender_client_id: null, body: 'two', message_type: 'TEXT' });
+    assert.deepEqual((await page(tok.bob!)).map((m) => m.body), ['two', 'one'], 'a send shows at once');
+
+    await store.messages.edit({ ...w, message_id: first, body: 'one, edited' });
+    assert.deepEqual((await page(tok.bob!)).map((m) => [m.body, m.status]), [['two', 'ACTIVE'], ['one, edited', 'EDITED']], 'an edit shows at once');
+
+    await store.reactions.add({ ...w, message_id: first, user_id: 'frank', emoji: '👍' });
+    for (let i = 0; i < 2; i += 1) {
+      assert.deepEqual((await page(tok.frank!))[1]!.reactions, [{ emoji: '👍', count: 1, reacted_by_me: true }], 'the reactor sees reacted_by_me');
+      assert.deepEqual((await page(tok.bob!))[1]!.reactions, [{ emoji: '👍', count: 1, reacted_by_me: false }], 'another viewer does not, from the cache too');
+    }
+    await store.reactions.remove({ ...w, message_id: first, user_id: 'frank', emoji: '👍' });
+    assert.deepEqual((await page(tok.frank!))[1]!.reactions, [], 'a removed reaction goes at once');
+
+    await store.messages.tombstone({ ...w, message_id: first });
+    const after = await page(tok.bob!);
+    assert.deepEqual([after[1]!.status, after[1]!.body], ['DELETED', ''], 'a delete shows at once');
+
+    await store.members.setStatus({ ...w, user_id: 'frank', status: 'LEFT' });
+    assertErrorBody(await get(`/conversations/${conversation_id}/messages?limit=10`, tok.frank!), 403, 'not_conversation_member');
+  });
+});

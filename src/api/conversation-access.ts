@@ -6,7 +6,7 @@
  */
 import { ApiError } from '../errors/catalog.ts';
 import type { AccessContext } from '../identity/access.ts';
-import { InvalidPositionError, type ConversationDetail, type Viewer } from '../store/index.ts';
+import { InvalidPositionError, type ConversationDetail, type ConversationRecord, type Viewer } from '../store/index.ts';
 import type { Services } from './services.ts';
 import type { CursorKind } from './paging/cursor.ts';
 import { pageLimit } from './paging/limit.ts';
@@ -40,15 +40,17 @@ export async function visibleConversation(services: Services, access: AccessCont
 
 /**
  * The same rule as visibleConversation, for reads that do not show the conversation itself
- * (history, members): two primary-key lookups, no unread count or member preview.
+ * (history, members): one primary-key read (the store's gate), no unread count or member
+ * preview. Answers the conversation, whose `revision` validates cached history pages.
  */
-export async function assertReadable(services: Services, access: AccessContext | null, params: ConversationParams): Promise<void> {
-  const c = await services.store.conversations.get(params, { kind: 'machine' }, 0);
-  if (c === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
+export async function assertReadable(services: Services, access: AccessContext | null, params: ConversationParams): Promise<ConversationRecord> {
   const viewer = viewerOf(access);
-  if (viewer.kind === 'machine' || isPublicChannel(c)) return;
-  const m = await services.store.members.get(params, viewer.user_id);
-  if (m === null || m.status !== 'ACTIVE') throw new ApiError('not_conversation_member', 'you are not a member of this conversation');
+  const gate = await services.store.conversations.gate(params, viewer.kind === 'user' ? viewer.user_id : null);
+  if (gate === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
+  if (viewer.kind === 'user' && gate.member_status !== 'ACTIVE' && !isPublicChannel(gate.conversation)) {
+    throw new ApiError('not_conversation_member', 'you are not a member of this conversation');
+  }
+  return gate.conversation;
 }
 
 /** Decodes a `before` cursor into a store position (null when absent). */

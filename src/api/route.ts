@@ -48,7 +48,15 @@ export interface HandlerInput<S extends RouteSchemas> {
   services: Services;
 }
 
-/** A handler may return the body (sent with `status`) or a full `Reply`. */
+/**
+ * A body already serialized as JSON (a cached page): sent as is with the route's status. Only
+ * for bodies the handler built from the same schema-typed values it would otherwise return.
+ */
+export class RawJson {
+  constructor(readonly bytes: Buffer) {}
+}
+
+/** A handler may return the body (sent with `status`), a `RawJson` body, or a full `Reply`. */
 export class Reply<T = unknown> {
   constructor(
     readonly status: number,

@@ -8,6 +8,7 @@ import type { VapidKeys } from '../push/vapid.ts';
 import type { Presence } from '../presence/index.ts';
 import type { ChatStore } from '../store/index.ts';
 import type { CursorCodec } from './paging/cursor.ts';
+import type { PageCache } from './page-cache.ts';
 import type { ActorHost, ChatBus } from '../actors/index.ts';
 import type { RealtimeCredentials } from '../realtime/credential.ts';
 
@@ -24,6 +25,8 @@ export interface Services {
   presence: Presence;
   /** Signs realtime stream credentials (absent in unit-test service sets without the stream). */
   realtime?: RealtimeCredentials;
+  /** Serialized history pages, validated by the conversation's revision (page-cache.ts). */
+  pages: PageCache;
   /** The OpenAPI document served at /openapi.json, built once at start. */
   openapi: () => unknown;
 }

@@ -14,7 +14,7 @@
  */
 import crypto from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
-import { Reply, type AnyRoute } from '../api/route.ts';
+import { RawJson, Reply, type AnyRoute } from '../api/route.ts';
 import type { Services } from '../api/services.ts';
 import { assertValid, createAjv, Validator } from '../api/validation.ts';
 import type { Config } from '../config/index.ts';
@@ -317,8 +317,8 @@ export class Edge {
         }
         const reply = st.result instanceof Reply ? st.result : null;
         const status = reply ? reply.status : route.status;
-        const body = status === 204 ? null : JSON.stringify(reply ? reply.body : st.result);
-        if (st.idem) return finish(this.deps.services.store, st.idem, status, body).then(() => send(st.ex, status, body, reply?.headers));
+        const body = status === 204 ? null : st.result instanceof RawJson ? st.result.bytes : JSON.stringify(reply ? reply.body : st.result);
+        if (st.idem) return finish(this.deps.services.store, st.idem, status, Buffer.isBuffer(body) ? body.toString('utf8') : body).then(() => send(st.ex, status, body, reply?.headers));
         send(st.ex, status, body, reply?.headers);
         return;
       }

@@ -41,7 +41,7 @@ export interface Exchange {
   inCallback?: boolean;
 }
 
-export function send(ex: Exchange, status: number, body: string | null, extra?: Record<string, string>, closeConnection = false): void {
+export function send(ex: Exchange, status: number, body: string | Buffer | null, extra?: Record<string, string>, closeConnection = false): void {
   if (ex.aborted || ex.done) return;
   ex.done = true;
   ex.status = status;

@@ -9,6 +9,7 @@
 import { describe } from 'node:test';
 import { concurrencyContract } from './contract/concurrency.ts';
 import { conversationContract } from './contract/conversations.ts';
+import { gateContract } from './contract/gate.ts';
 import type { MakeStore } from './contract/fixtures.ts';
 import { listingContract } from './contract/listing.ts';
 import { memberContract } from './contract/members.ts';
@@ -21,6 +22,7 @@ export type { MakeStore } from './contract/fixtures.ts';
 export function storeContract(name: string, make: MakeStore): void {
   describe(`ChatStore contract: ${name}`, () => {
     conversationContract(make);
+    gateContract(make);
     listingContract(make);
     memberContract(make);
     messageContract(make);

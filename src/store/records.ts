@@ -46,6 +46,12 @@ export interface ConversationRecord {
   last_seq: number;
   /** Store-only: fencing token of the owning actor (see ConversationStore.claim). */
   epoch: number;
+  /**
+   * Store-only: changes (grows) whenever anything a history page of the conversation shows
+   * changes: a message sent, edited, deleted or expired, a reaction added or removed. Readers
+   * compare it to validate cached pages; its value has no other meaning.
+   */
+  revision: number;
 }
 
 export interface MemberRecord {

@@ -11,6 +11,7 @@ import type {
   ConversationView,
   MemberRecord,
   MemberRole,
+  MemberStatus,
   MemberView,
   Page,
   StoreContext,
@@ -66,7 +67,22 @@ export interface ListConversationsQuery extends StoreContext {
   members_preview: number;
 }
 
+/** What a read inside a conversation needs: the record (with `revision`) and the viewer's membership. */
+export interface ConversationGate {
+  conversation: ConversationRecord;
+  /** The user's membership status in any state; null when none (and always for a null user). */
+  member_status: MemberStatus | null;
+}
+
 export interface ConversationStore {
+  /**
+   * The live conversation of this context (null: absent, deleted, or another context) and the
+   * membership status of `user_id`, in one snapshot: the access check of history and member
+   * reads, and the validity check of cached pages (`revision`). The hot read path: drivers
+   * answer it with one primary-key read where they can.
+   */
+  gate(ref: ConversationRef, user_id: string | null): Promise<ConversationGate | null>;
+
   /**
    * Creates the conversation, its members (ACTIVE, joined at `at`, member_count set) and, for
    * DIRECT, the pair entry, atomically. Answers `created: false` with the stored record when

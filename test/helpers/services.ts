@@ -11,6 +11,7 @@ import { createStore, sqliteStorePath } from '../../src/store/index.ts';
 import { ActorHost, type ChatBus } from '../../src/actors/index.ts';
 import { createBus } from '../../src/bus/index.ts';
 import { createPresence } from '../../src/presence/index.ts';
+import { PageCache } from '../../src/api/page-cache.ts';
 
 export async function testServices(config: Config, identity: IdentityService): Promise<Services & { cleanup(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-edge-'));
@@ -26,6 +27,7 @@ export async function testServices(config: Config, identity: IdentityService): P
     actors,
     bus,
     presence: createPresence({ driver: 'memory', windowMs: 60_000 }),
+    pages: new PageCache(),
     openapi: () => ({}),
     async cleanup() {
       await actors.close();

@@ -6,6 +6,7 @@ import { IdConflictError } from '../errors.ts';
 import type { ConversationDetail, ConversationRecord, ConversationType, ConversationView, Page, TenantOverviewCounts, Viewer } from '../records.ts';
 import { conversationPosition, pageLimit, timestampOrNow, type ConversationPosition } from '../positions.ts';
 import type {
+  ConversationGate,
   ConversationPatch,
   ConversationRef,
   ConversationStore,
@@ -77,12 +78,18 @@ export class SqliteConversationStore implements ConversationStore {
         member_count: input.members.length,
         last_seq: 0,
         epoch,
+        revision: 0,
       };
       this.table.insert(row);
       for (const m of input.members) this.members.insert(input, input.conversation_id, m, at);
       if (input.type === 'DIRECT') this.pairs.insert(input, users[0]!, users[1]!, input.conversation_id);
       return { conversation: row, created: true };
     });
+  }
+
+  async gate(ref: ConversationRef, user_id: string | null): Promise<ConversationGate | null> {
+    // One statement is its own snapshot: no read transaction around it (the hot read path).
+    return this.h.readOne(() => this.table.gate(ref, user_id));
   }
 
   async claim(ref: ConversationRef): Promise<ConversationRecord | null> {

@@ -3,7 +3,7 @@
  * files use inside a write op (fencing, advancing last_seq, keeping member_count).
  */
 import { StaleEpochError } from '../errors.ts';
-import type { ConversationRecord, ConversationType, MemberRole } from '../records.ts';
+import type { ConversationRecord, ConversationType, MemberRole, MemberStatus } from '../records.ts';
 import type { ConversationPatch, ConversationRef } from '../types-conversations.ts';
 import { checkEpoch, type Db } from './shared.ts';
 
@@ -50,6 +50,7 @@ export function listSql(viewer: 'user' | 'machine', type: ConversationType | und
 export class ConversationsTable {
   private readonly byIdStmt;
   private readonly liveStmt;
+  private readonly gateStmt;
   private readonly insertStmt;
   private readonly claimStmt;
   private readonly setEpochStmt;
@@ -62,16 +63,21 @@ export class ConversationsTable {
   constructor(db: Db) {
     this.byIdStmt = db.prepare<[string], ConversationRow>('SELECT * FROM conversations WHERE conversation_id = ?');
     this.liveStmt = db.prepare<[ConversationRef], ConversationRow>(`SELECT * FROM conversations WHERE ${LIVE}`);
+    this.gateStmt = db.prepare<[ConversationRef & { user_id: string | null }], ConversationRow & { member_status: MemberStatus | null }>(
+      `SELECT c.*, m.status AS member_status FROM conversations c
+        LEFT JOIN members m ON m.conversation_id = c.conversation_id AND m.user_id = :user_id
+        WHERE c.conversation_id = :conversation_id AND c.tenant_id = :tenant_id AND c.application_id = :application_id AND c.deleted_at IS NULL`,
+    );
     this.insertStmt = db.prepare<[ConversationRow]>(`INSERT INTO conversations (
         conversation_id, tenant_id, application_id, type, visibility, name, description, status, created_by_user_id,
-        created_by_client_id, last_activity_at, created_at, updated_at, deleted_at, member_count, last_seq, epoch)
+        created_by_client_id, last_activity_at, created_at, updated_at, deleted_at, member_count, last_seq, epoch, revision)
       VALUES (:conversation_id, :tenant_id, :application_id, :type, :visibility, :name, :description, :status, :created_by_user_id,
-        :created_by_client_id, :last_activity_at, :created_at, :updated_at, :deleted_at, :member_count, :last_seq, :epoch)`);
+        :created_by_client_id, :last_activity_at, :created_at, :updated_at, :deleted_at, :member_count, :last_seq, :epoch, :revision)`);
     this.claimStmt = db.prepare<[ConversationRef], ConversationRow>(`UPDATE conversations SET epoch = epoch + 1 WHERE ${LIVE} RETURNING *`);
     this.setEpochStmt = db.prepare<[number, string]>('UPDATE conversations SET epoch = ? WHERE conversation_id = ?');
     // max(): the actor's clock may step back a little; activity order must not.
     this.advanceStmt = db.prepare<[number, string, string]>(
-      'UPDATE conversations SET last_seq = max(last_seq, ?), last_activity_at = max(last_activity_at, ?) WHERE conversation_id = ?',
+      'UPDATE conversations SET last_seq = max(last_seq, ?), last_activity_at = max(last_activity_at, ?), revision = revision + 1 WHERE conversation_id = ?',
     );
     this.memberCountStmt = db.prepare<[number, string]>('UPDATE conversations SET member_count = member_count + ? WHERE conversation_id = ?');
     this.updateStmt = db.prepare<[Record<string, string | number | null>], ConversationRow>(`UPDATE conversations SET
@@ -97,6 +103,14 @@ export class ConversationsTable {
   /** The conversation if it exists in this context and is not deleted. */
   live(ref: ConversationRef): ConversationRow | null {
     return this.liveStmt.get(pick(ref)) ?? null;
+  }
+
+  /** The live conversation and the user's membership status (any status; null: none), one statement. */
+  gate(ref: ConversationRef, user_id: string | null): { conversation: ConversationRow; member_status: MemberStatus | null } | null {
+    const row = this.gateStmt.get({ conversation_id: ref.conversation_id, tenant_id: ref.tenant_id, application_id: ref.application_id, user_id });
+    if (!row) return null;
+    const { member_status, ...conversation } = row;
+    return { conversation, member_status };
   }
 
   insert(row: ConversationRow): void {

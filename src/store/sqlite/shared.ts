@@ -34,6 +34,16 @@ export class SqliteHandle {
     }
   }
 
+  /** Runs a read made of ONE statement (its own snapshot), without a transaction around it. */
+  readOne<T>(fn: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    try {
+      return Promise.resolve(fn());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   /** Queues a synchronous write op for the next group commit (see batcher.ts). */
   write<T>(op: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
