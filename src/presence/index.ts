@@ -1,19 +1,22 @@
 /**
- * The presence factory: one case per driver of PresenceConfig (a Redis driver arrives with the
- * cluster issue; the `never` check makes a forgotten case a compile error).
+ * The presence factory: one case per driver of PresenceConfig (the `never` check makes a
+ * forgotten case a compile error).
  */
 import { MemoryPresence } from './memory-presence.ts';
+import { RedisPresence } from './redis-presence.ts';
 import type { Presence, PresenceConfig } from './types.ts';
 
-export type { Presence, PresenceConfig, PresenceEntry, PresenceStatus } from './types.ts';
+export type { Presence, PresenceConfig, PresenceEntry, PresenceStatus, RedisPresenceConfig } from './types.ts';
 
 export function createPresence(config: PresenceConfig): Presence {
   switch (config.driver) {
     case 'memory':
       return new MemoryPresence(config);
+    case 'redis':
+      return new RedisPresence(config);
     default: {
-      const unknown: never = config.driver;
-      throw new Error(`unknown presence driver: ${String(unknown)}`);
+      const unknown: never = config;
+      throw new Error(`unknown presence driver: ${String((unknown as { driver?: unknown }).driver)}`);
     }
   }
 }

@@ -14,6 +14,8 @@
  *  - Errors: a driver that cannot answer rejects (the API renders it as server_error); presence
  *    is best effort and never blocks a message send.
  */
+import type { Redis } from 'ioredis';
+
 export type PresenceStatus = 'online' | 'offline';
 
 export interface PresenceEntry {
@@ -33,11 +35,22 @@ export interface Presence {
   close(): Promise<void>;
 }
 
-export type PresenceConfig = MemoryPresenceConfig;
+export type PresenceConfig = MemoryPresenceConfig | RedisPresenceConfig;
 
 export interface MemoryPresenceConfig {
   driver: 'memory';
   windowMs: number;
   /** Users held across all tenants; past it the stalest are forgotten first. Default 1,000,000. */
   maxEntries?: number;
+}
+
+export interface RedisPresenceConfig {
+  driver: 'redis';
+  /** A connection of the driver's own: close() quits it. */
+  redis: Redis;
+  /** Prepended to every key (`<keyPrefix>presence:<tenant>`), so clusters can share one Redis. */
+  keyPrefix: string;
+  windowMs: number;
+  /** Users held per tenant; past it the stalest are forgotten first. Default 1,000,000. */
+  maxEntriesPerTenant?: number;
 }

@@ -24,7 +24,22 @@
  *  - Time never runs backwards for a key: a `now` earlier than the key's window start counts as
  *    that window start.
  */
-import type { RateRule } from '../config/index.ts';
+import type { Redis } from 'ioredis';
+import type { RateLimitConfig, RateRule } from '../config/index.ts';
+
+/**
+ * What the factory builds: the in-process default (config/index.ts's RateLimitConfig) or the
+ * shared Redis driver, which holds limits cluster-wide.
+ */
+export type RateLimiterConfig = RateLimitConfig | RedisRateLimiterConfig;
+
+export interface RedisRateLimiterConfig {
+  driver: 'redis';
+  /** A connection of the limiter's own: close() quits it. */
+  redis: Redis;
+  /** Prepended to every key (`<keyPrefix>rl:<key>`), so several clusters can share one Redis. */
+  keyPrefix: string;
+}
 
 export interface RateDecision {
   allowed: boolean;

@@ -1,0 +1,143 @@
+/**
+ * The rate-limit contract against the Redis driver on a real redis-server of this file's own,
+ * plus what only a shared driver must prove: several nodes share one budget, decisions match the
+ * memory driver's bit for bit, the key layout and expiry, and an unreachable Redis rejects.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
+import { rateLimiterContract } from '../src/ratelimit/contract.ts';
+import { createRateLimiter } from '../src/ratelimit/index.ts';
+import { MemoryRateLimiter } from '../src/ratelimit/memory-rate-limiter.ts';
+import type { RateLimiter } from '../src/ratelimit/types.ts';
+import { redisFactory } from '../src/redis/client.ts';
+import { freePort, startTestRedis, type TestRedis } from './helpers/redis.ts';
+
+const PREFIX = `test:${randomUUID()}:`;
+const T0 = 1_700_000_000_000;
+let server: TestRedis;
+
+/** A connection as a node opens it; the tests expect and assert failures, so errors are not logged. */
+function connect(url: string, name: string): Redis {
+  const redis = redisFactory({ url, keyPrefix: PREFIX })(name);
+  redis.on('error', () => {});
+  return redis;
+}
+
+const limiter = (url: string = server.url): RateLimiter => createRateLimiter({ driver: 'redis', redis: connect(url, 'rate-limit-test'), keyPrefix: PREFIX });
+
+/** Deterministic pseudo-random numbers (LCG). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+before(async () => {
+  server = await startTestRedis();
+});
+
+after(async () => {
+  await server.stop();
+});
+
+rateLimiterContract('redis', async () => limiter());
+
+describe('RedisRateLimiter as a shared driver', () => {
+  it('two nodes (separate connections) share one budget: concurrent hits admit exactly the limit', async () => {
+    const [a, b] = [limiter(), limiter()];
+    const key = `shared:${randomUUID()}`;
+    const rule = { limit: 10, windowSeconds: 10 };
+    try {
+      const decisions = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? a : b).consume(key, rule, T0 + 10)));
+      const admitted = decisions.filter((d) => d.allowed);
+      assert.equal(admitted.length, 10);
+      assert.deepEqual(admitted.map((d) => d.remaining).sort((x, y) => y - x), [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+      assert.equal((await b.consume(key, rule, T0 + 20)).allowed, false, 'node B sees what node A admitted');
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('decides bit-identically to the memory driver on a pseudo-random arrival sequence', async () => {
+    const redis = limiter();
+    const memory = new MemoryRateLimiter({ sweepIntervalMs: 0 });
+    // Windows of 10 s and more: the keys' TTL runs on the real clock and must outlast the test.
+    const rules = [
+      { limit: 3, windowSeconds: 10 },
+      { limit: 30, windowSeconds: 10 },
+      { limit: 7, windowSeconds: 60 },
+      { limit: 999_983, windowSeconds: 86_400 },
+    ];
+    const keys = rules.map((_, i) => `same:${randomUUID()}:${i}`);
+    const rnd = lcg(7);
+    let t = T0 - (T0 % 60_000) + 1;
+    const outcomes: [number, number] = [0, 0];
+    try {
+      for (let step = 0; step < 2_500; step += 1) {
+        const r = rnd();
+        // Mostly small steps and bursts, sometimes a jump over windows, sometimes a clock stepping back.
+        if (r < 0.15) t -= Math.floor(rnd() * 5_000);
+        else if (r < 0.18) t += Math.floor(rnd() * 130_000);
+        else if (r < 0.5) t += Math.floor(rnd() * 1_500);
+        const i = Math.floor(rnd() * rules.length);
+        const rule = rules[i]!;
+        const key = keys[i]!;
+        const d = await memory.consume(key, rule, t);
+        assert.deepEqual(await redis.consume(key, rule, t), d, `step ${step}: ${key} at ${t}`);
+        outcomes[d.allowed ? 0 : 1] += 1;
+      }
+      assert.ok(outcomes[0] > 500 && outcomes[1] > 500, `admitted/refused ${outcomes.join('/')}`);
+    } finally {
+      await Promise.all([redis.close(), memory.close()]);
+    }
+  });
+
+  it('keeps one hash per key under the prefix, expiring after its two windows; a refused hit writes nothing', async () => {
+    const rl = limiter();
+    const probe = connect(server.url, 'probe');
+    const key = `layout:${randomUUID()}`;
+    const rule = { limit: 2, windowSeconds: 10 };
+    try {
+      await rl.consume(key, rule, T0 + 2_500);
+      await rl.consume(key, rule, T0 + 2_500);
+      const stored = `${PREFIX}rl:${key}`;
+      assert.deepEqual(await probe.hgetall(stored), { s: String(T0), p: '0', c: '2' });
+      const ttl = await probe.pttl(stored);
+      // ws + 2w - now = 17.5 s on the caller's clock, less what elapsed since.
+      assert.ok(ttl > 15_000 && ttl <= 17_500, `pttl ${ttl}`);
+      await probe.pexpire(stored, 1_000_000);
+      assert.equal((await rl.consume(key, rule, T0 + 5_000)).allowed, false);
+      assert.deepEqual(await probe.hgetall(stored), { s: String(T0), p: '0', c: '2' });
+      assert.ok((await probe.pttl(stored)) > 17_500, 'a refused hit left the expiry alone');
+    } finally {
+      await rl.close();
+      await probe.quit();
+    }
+  });
+
+  it('rejects (rather than hangs) when its Redis stops', { timeout: 15_000 }, async () => {
+    const own = await startTestRedis();
+    const rl = limiter(own.url);
+    try {
+      assert.equal((await rl.consume(`down:${randomUUID()}`, { limit: 1, windowSeconds: 1 }, T0)).allowed, true);
+      await own.stop();
+      await assert.rejects(rl.consume(`down:${randomUUID()}`, { limit: 1, windowSeconds: 1 }, T0));
+    } finally {
+      await rl.close();
+      await own.stop();
+    }
+  });
+
+  it('rejects when its Redis was never reachable', { timeout: 15_000 }, async () => {
+    const rl = limiter(`redis://127.0.0.1:${await freePort()}`);
+    try {
+      await assert.rejects(rl.consume(`never:${randomUUID()}`, { limit: 1, windowSeconds: 1 }, T0));
+    } finally {
+      await rl.close();
+    }
+  });
+});
