@@ -16,7 +16,7 @@
  * conversation on the ring, whose host runs it here; an ActorUnavailableError (fenced, draining)
  * tells the router to retry against the current owner.
  */
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from './ids.ts';
 import type { ChatStore, ConversationRecord, ConversationRef, MessageView } from '../store/index.ts';
 import { ConversationActor, type ActorEnv } from './conversation-actor.ts';
 import { ActorUnavailableError } from './errors.ts';
@@ -93,7 +93,7 @@ export class ActorHost {
       store: options.store,
       bus: options.bus,
       now: options.now ?? Date.now,
-      newId: options.newId ?? randomUUID,
+      newId: options.newId ?? (() => uuidv7()),
       maxMembersHeld,
       enqueuePush: options.enqueuePush ?? true,
       log: options.log ?? silent,
