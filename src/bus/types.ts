@@ -36,6 +36,7 @@
  * in memory (lost with the process); the Redis driver holds them in a stream with a consumer
  * group (pending entries of a dead node are reclaimed).
  */
+import type { RedisFactory } from '../redis/client.ts';
 
 /** What a listener receives, and what `readSince` answers. */
 export interface BusEntry<E> {
@@ -103,7 +104,7 @@ export interface ResumeWindow {
  */
 export type RetryPolicy = (attempt: number, error: unknown) => number | null;
 
-export type BusConfig = LocalBusConfig;
+export type BusConfig = LocalBusConfig | RedisBusConfig;
 
 export interface LocalBusConfig {
   driver: 'local';
@@ -123,6 +124,39 @@ export interface LocalBusConfig {
   onListenerError?: (error: unknown, channel: string) => void;
   onGiveUp?: (job: unknown, error: unknown) => void;
   /** Clock in epoch ms; tests inject one to age events without sleeping. */
+  now?: () => number;
+}
+
+/**
+ * The Redis Streams driver (redis-streams-bus.ts, docs/bus.md): every node of a cluster on one
+ * Redis (6.2 or later) sees every channel's events and shares one work queue.
+ */
+export interface RedisBusConfig {
+  driver: 'redis';
+  /** Opens the bus's connections: one for commands, one for pub/sub, one per consumer. */
+  redis: RedisFactory;
+  /** Prefix of every key and pub/sub channel, e.g. `chat:`; nodes of one cluster share it. */
+  keyPrefix: string;
+  /** This node's name, unique in the cluster: names its connections and its consumers. */
+  nodeId: string;
+  window?: ResumeWindow;
+  /** Bound on jobs queued, running or waiting for a retry, across the cluster; default 10,000. */
+  maxQueuedJobs?: number;
+  /** Default: as for the local driver. */
+  retry?: RetryPolicy;
+  /**
+   * A job pending this long without a heartbeat from its consumer (whose node died) is claimed
+   * by another consumer; default 60 s. Live consumers refresh their running jobs every third of it.
+   */
+  claimIdleMs?: number;
+  /** Longest a consumer's read blocks before it looks at delayed jobs again; default 5 s. */
+  blockMs?: number;
+  onListenerError?: (error: unknown, channel: string) => void;
+  onGiveUp?: (job: unknown, error: unknown) => void;
+  /**
+   * Clock in epoch ms for event ids and ages; tests inject one. Default: the Redis server's
+   * clock, one clock for the whole cluster.
+   */
   now?: () => number;
 }
 
