@@ -1,8 +1,8 @@
 /**
- * The store factory: one case per driver in StoreConfig. The Cassandra driver is one more case
- * here (and one member of the config union); the `never` check makes a forgotten case a compile
- * error.
+ * The store factory: one case per driver in StoreConfig; the `never` check makes a forgotten
+ * case a compile error.
  */
+import { CassandraChatStore } from './cassandra/cassandra-store.ts';
 import { SqliteChatStore } from './sqlite/sqlite-store.ts';
 import type { ChatStore, StoreConfig } from './types.ts';
 
@@ -16,9 +16,11 @@ export async function createStore(config: StoreConfig): Promise<ChatStore> {
   switch (config.driver) {
     case 'sqlite':
       return new SqliteChatStore(config);
+    case 'cassandra':
+      return CassandraChatStore.open(config);
     default: {
-      const unknown: never = config.driver;
-      throw new Error(`unknown store driver: ${String(unknown)}`);
+      const unknown: never = config;
+      throw new Error(`unknown store driver: ${String((unknown as { driver?: unknown }).driver)}`);
     }
   }
 }

@@ -2,7 +2,7 @@
  * The store port: everything the conversation actors and the API layer persist.
  *
  * Drivers: `sqlite/sqlite-store.ts` (embedded, one file, the single-node default and the fast
- * tests); a Cassandra driver follows with the cluster issue. `contract.ts` is the one suite both
+ * tests) and `cassandra/cassandra-store.ts` (the cluster). `contract.ts` is the one suite both
  * must pass.
  *
  * Guarantees every driver keeps (the contract suite checks each):
@@ -44,7 +44,7 @@ export * from './errors.ts';
 export { IDEMPOTENCY_PENDING_TTL_MS, IDEMPOTENCY_TTL_MS } from './types-tenant.ts';
 
 /** How a store is opened; `index.ts` switches over `driver`. */
-export type StoreConfig = SqliteStoreConfig;
+export type StoreConfig = SqliteStoreConfig | CassandraStoreConfig;
 
 export interface SqliteStoreConfig {
   driver: 'sqlite';
@@ -61,6 +61,30 @@ export interface SqliteStoreConfig {
   busyTimeoutMs?: number;
   /** Group commit tuning, see sqlite/batcher.ts. */
   groupCommit?: { maxOps?: number; maxDelayMs?: number };
+}
+
+/** The cluster store (Cassandra or ScyllaDB); see cassandra/cassandra-store.ts and docs/storage.md. */
+export interface CassandraStoreConfig {
+  driver: 'cassandra';
+  /** `host` or `host:port` of a few nodes; the driver discovers the rest. */
+  contactPoints: string[];
+  /** The data center this node runs in: requests and quorums stay in it (LOCAL_QUORUM, LOCAL_SERIAL). */
+  localDataCenter: string;
+  /** Created when missing, with `replication`. */
+  keyspace: string;
+  /**
+   * Replication of a keyspace created by this node (ignored when it exists). Default:
+   * NetworkTopologyStrategy with `replicationFactor` (default 3) replicas in localDataCenter.
+   * SimpleStrategy is for one-node development clusters only.
+   */
+  replication?:
+    | { class: 'NetworkTopologyStrategy'; [dataCenter: string]: string | number }
+    | { class: 'SimpleStrategy'; replication_factor: number };
+  /** Shorthand for NetworkTopologyStrategy in the local data center (config's CHAT_CASSANDRA_REPLICATION_FACTOR). */
+  replicationFactor?: number;
+  /** Password authentication when set (null: none, as config answers). */
+  username?: string | null;
+  password?: string | null;
 }
 
 export interface ChatStore {

@@ -1,0 +1,131 @@
+/**
+ * The cluster store: Cassandra or ScyllaDB through cassandra-driver 4.
+ *
+ * Opening: a bootstrap connection creates the keyspace (replication from the config), then the
+ * store's client, bound to the keyspace, applies the schema (migrations.ts) and serves.
+ * Load balancing is TokenAwarePolicy(DCAwareRoundRobinPolicy(localDataCenter)), set explicitly:
+ * requests stay in the local data center and, every statement being prepared, go to a replica of
+ * their partition (no coordinator hop). Consistency levels: cql.ts.
+ *
+ * Table groups, one file each with its statements: conversations.ts (+ activity.ts listings,
+ * direct-pairs.ts), members.ts, messages.ts (+ buckets.ts), reactions.ts, read-state.ts,
+ * profiles.ts, idempotency.ts, settings.ts, role-overrides.ts, push-devices.ts.
+ */
+import cassandra from 'cassandra-driver';
+import type { CassandraStoreConfig, ChatStore } from '../types.ts';
+import { ConversationViews } from './conversation-listing.ts';
+import { CassandraConversationStore } from './conversation-store.ts';
+import { ConversationsTable } from './conversations.ts';
+import { BUCKET_SIZE } from './buckets.ts';
+import { CassandraHandle, type CqlClient } from './cql.ts';
+import { DirectPairsTable } from './direct-pairs.ts';
+import { CassandraIdempotencyStore } from './idempotency.ts';
+import { CassandraMemberStore } from './member-store.ts';
+import { MembersTable } from './members.ts';
+import { CassandraMessageStore } from './message-store.ts';
+import { MessagesTable } from './messages.ts';
+import { applySchema, checkIdentifier, createKeyspace, type Replication } from './migrations.ts';
+import { CassandraProfileStore } from './profiles.ts';
+import { CassandraPushDeviceStore } from './push-devices.ts';
+import { CassandraReactionStore, ReactionsTable } from './reactions.ts';
+import { CassandraReadStateStore, ReadStateTable } from './read-state.ts';
+import { CassandraRoleOverrideStore } from './role-overrides.ts';
+import { CassandraSettingsStore } from './settings.ts';
+
+export interface CassandraOpenOptions {
+  /** Seqs per message partition; only tests change it (it is part of the data format). */
+  bucketSize?: number;
+}
+
+function clientOptions(config: CassandraStoreConfig, keyspace?: string): cassandra.ClientOptions {
+  const { DCAwareRoundRobinPolicy, TokenAwarePolicy } = cassandra.policies.loadBalancing;
+  return {
+    contactPoints: config.contactPoints,
+    localDataCenter: config.localDataCenter,
+    ...(keyspace === undefined ? {} : { keyspace }),
+    ...(config.username == null ? {} : { credentials: { username: config.username, password: config.password ?? '' } }),
+    policies: { loadBalancing: new TokenAwarePolicy(new DCAwareRoundRobinPolicy(config.localDataCenter)) },
+    queryOptions: { consistency: cassandra.types.consistencies.localQuorum, serialConsistency: cassandra.types.consistencies.localSerial, prepare: true },
+  };
+}
+
+export function checkConfig(config: CassandraStoreConfig): void {
+  if (!Array.isArray(config.contactPoints) || config.contactPoints.length === 0 || config.contactPoints.some((c) => typeof c !== 'string' || c === '')) {
+    throw new RangeError('cassandra contactPoints must be a non-empty list of host[:port] strings');
+  }
+  if (typeof config.localDataCenter !== 'string' || config.localDataCenter === '') throw new RangeError('cassandra localDataCenter must be set');
+  checkIdentifier(config.keyspace, 'cassandra keyspace');
+  if (config.password != null && config.username == null) throw new RangeError('cassandra password given without username');
+  const rf = config.replicationFactor;
+  if (rf !== undefined && (!Number.isInteger(rf) || rf < 1)) throw new RangeError('cassandra replicationFactor must be a positive integer');
+}
+
+/** The keyspace's replication: as given, else NetworkTopologyStrategy in the local data center. */
+export function replicationOf(config: CassandraStoreConfig): Replication {
+  return config.replication ?? { class: 'NetworkTopologyStrategy', [config.localDataCenter]: config.replicationFactor ?? 3 };
+}
+
+export class CassandraChatStore implements ChatStore {
+  readonly driver = 'cassandra' as const;
+  readonly conversations: CassandraConversationStore;
+  readonly members: CassandraMemberStore;
+  readonly messages: CassandraMessageStore;
+  readonly reactions: CassandraReactionStore;
+  readonly readState: CassandraReadStateStore;
+  readonly profiles: CassandraProfileStore;
+  readonly idempotency: CassandraIdempotencyStore;
+  readonly settings: CassandraSettingsStore;
+  readonly roleOverrides: CassandraRoleOverrideStore;
+  readonly pushDevices: CassandraPushDeviceStore;
+  private readonly handle: CassandraHandle;
+
+  /** Wires the stores over a connected client (the statement tests pass a recording one). */
+  constructor(client: CqlClient, options: CassandraOpenOptions = {}) {
+    const bucketSize = options.bucketSize ?? BUCKET_SIZE;
+    if (!Number.isSafeInteger(bucketSize) || bucketSize < 1) throw new RangeError('bucketSize must be a positive integer');
+    const h = (this.handle = new CassandraHandle(client));
+    const conversations = new ConversationsTable(h);
+    const members = new MembersTable(h);
+    const messages = new MessagesTable(h, bucketSize);
+    const reactions = new ReactionsTable(h);
+    const readState = new ReadStateTable(h, messages);
+    this.profiles = new CassandraProfileStore(h);
+    const views = new ConversationViews(h, conversations, members, readState, this.profiles);
+    this.conversations = new CassandraConversationStore(h, conversations, members, new DirectPairsTable(h), readState, views);
+    this.members = new CassandraMemberStore(h, conversations, members, readState, this.profiles);
+    this.messages = new CassandraMessageStore(h, conversations, messages, reactions, this.profiles);
+    this.reactions = new CassandraReactionStore(h, conversations, messages, reactions);
+    this.readState = new CassandraReadStateStore(h, conversations, readState);
+    this.idempotency = new CassandraIdempotencyStore(h);
+    this.settings = new CassandraSettingsStore(h);
+    this.roleOverrides = new CassandraRoleOverrideStore(h);
+    this.pushDevices = new CassandraPushDeviceStore(h);
+  }
+
+  /** Connects, creates the keyspace and tables if needed, and answers a ready store. */
+  static async open(config: CassandraStoreConfig, options: CassandraOpenOptions = {}): Promise<CassandraChatStore> {
+    checkConfig(config);
+    const replication = replicationOf(config);
+    const bootstrap = new cassandra.Client(clientOptions(config));
+    try {
+      await bootstrap.connect();
+      await createKeyspace(bootstrap, config.keyspace, replication);
+    } finally {
+      await bootstrap.shutdown();
+    }
+    const client = new cassandra.Client(clientOptions(config, config.keyspace));
+    try {
+      await client.connect();
+      await applySchema(client);
+    } catch (error) {
+      await client.shutdown();
+      throw error;
+    }
+    return new CassandraChatStore(client, options);
+  }
+
+  /** Waits for the operations in flight (their callers get their answers), then disconnects. */
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}
