@@ -19,11 +19,10 @@ import { loadVapidKeys } from './push/vapid.ts';
 import { PushWorker } from './push/push-worker.ts';
 import { WebPushSender } from './push/web-push-sender.ts';
 import { registerPushMetrics } from './push/push-metrics.ts';
-import { createPresence } from './presence/index.ts';
-import { createRateLimiter } from './ratelimit/index.ts';
-import { createStore, sqliteStorePath } from './store/index.ts';
-import { ActorHost, type ChatBus } from './actors/index.ts';
-import { createBus } from './bus/index.ts';
+import { ActorHost } from './actors/index.ts';
+import { openDrivers } from './drivers.ts';
+import { startSharding } from './sharding/index.ts';
+import { registerShardingMetrics } from './sharding/metrics.ts';
 import { CursorCodec, loadCursorSecret } from './api/paging/cursor.ts';
 import { startRetentionJob } from './retention/retention-job.ts';
 import { Hub, RealtimeCredentials, STREAM_PATH, loadRealtimeSecret, streamHandler } from './realtime/index.ts';
@@ -59,9 +58,12 @@ export async function startNode(config: Config): Promise<RunningNode> {
     tokenCacheSize: cfg.tokenCacheSize,
   }, metrics, log);
   await identity.start();
-  const rateLimiter = createRateLimiter(cfg.rateLimit);
+  const drivers = await openDrivers(cfg, {
+    onBusListenerError: (err, channel) => log.warn({ err: (err as Error).message, channel }, 'bus listener failed'),
+    onPushGiveUp: (_job, err) => log.warn({ err: (err as Error).message }, 'push job given up'),
+  });
+  const { store, bus, presence, rateLimiter } = drivers;
   const vapid = loadVapidKeys(cfg.webPush, cfg.dataDir);
-  const store = await createStore({ driver: cfg.store.driver, mode: cfg.store.mode, path: sqliteStorePath(cfg.dataDir) });
   const cursors = new CursorCodec(loadCursorSecret(cfg.cursorSecret, cfg.dataDir));
   // The service learns its users' profiles from the IdP as they call (display names in history,
   // user lookup). Best effort: a failed write only delays the profile to the next fetch.
@@ -72,8 +74,6 @@ export async function startNode(config: Config): Promise<RunningNode> {
   identity.effective.useOverrides(store.roleOverrides);
   const retention = startRetentionJob(store, cfg.retentionIntervalMs, log);
   const openapi = buildOpenApi(ROUTES);
-  const bus: ChatBus = createBus({ driver: 'local', window: cfg.busWindow });
-  const presence = createPresence(cfg.presence);
   // Push jobs are enqueued only when this node's push worker consumes them (CHAT_WEB_PUSH=false:
   // no VAPID key, no worker, no jobs kept). Delivery runs off the send path.
   const webPush = vapid.publicKey !== '';
@@ -92,7 +92,24 @@ export async function startNode(config: Config): Promise<RunningNode> {
     pushWorker.start();
   }
   const actors = new ActorHost({ store, bus, enqueuePush: webPush, log: { warn: (obj, msg) => log.warn(obj, msg) } });
-  const services: Services = { config: cfg, identity, vapid, store, cursors, actors, bus, presence, pages: new PageCache(), openapi: () => openapi };
+  // In a cluster, conversation operations go to the owning node (ring over Redis membership);
+  // the local host runs what this node owns.
+  const cluster = cfg.cluster;
+  const sharding =
+    cluster.mode === 'redis' && drivers.redis
+      ? await startSharding({
+          actorHost: actors,
+          redisFactory: drivers.redis,
+          keyPrefix: cluster.keyPrefix,
+          nodeId: cluster.nodeId,
+          internal: { host: cluster.internalHost, port: cluster.internalPort, ...(cluster.internalUrl ? { url: cluster.internalUrl } : {}) },
+          secret: cluster.secret,
+          timings: { heartbeatMs: cluster.heartbeatMs, ttlMs: cluster.nodeTtlMs, forwardTimeoutMs: cluster.forwardTimeoutMs },
+          log: { info: (obj, msg) => log.info(obj, msg), warn: (obj, msg) => log.warn(obj, msg) },
+        })
+      : null;
+  if (sharding) registerShardingMetrics(metrics.registry, sharding);
+  const services: Services = { config: cfg, identity, vapid, store, cursors, actors: sharding?.actors ?? actors, bus, presence, pages: new PageCache(), openapi: () => openapi };
   // The realtime stream: credentials signed with a secret every node shares; one hub per node.
   const realtimeCredentials = new RealtimeCredentials(loadRealtimeSecret(cfg.realtime.secret, cfg.dataDir));
   services.realtime = realtimeCredentials;
@@ -129,7 +146,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   const metricsServer = await metrics.listen(cfg.metricsHost, cfg.metricsPort);
   ready = true;
   log.info(
-    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver, store: store.driver, presence: presence.driver }, web_push: vapid.publicKey !== '' },
+    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver, store: store.driver, presence: presence.driver, bus: bus.driver }, cluster: cfg.cluster.mode, node_id: cluster.mode === 'redis' ? cluster.nodeId : null, internal_port: sharding?.internalPort ?? null, web_push: vapid.publicKey !== '' },
     'chat node listening',
   );
 
@@ -142,7 +159,11 @@ export async function startNode(config: Config): Promise<RunningNode> {
     close() {
       closing ??= (async () => {
         ready = false;
+        // Out of the ring first: peers stop forwarding here and take over what this node owned
+        // (the store's fencing orders the handover), while requests in flight still finish.
+        await sharding?.leave().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'leaving the ring failed'));
         uWS.us_listen_socket_close(listenSocket);
+        live.draining = true;
         hub.close();
         const deadline = Date.now() + cfg.shutdownGraceMs;
         while (live.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -151,6 +172,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
         await identity.close();
         await rateLimiter.close();
         await actors.close();
+        await sharding?.close({ graceMs: 1000 });
         await pushWorker?.close();
         await presence.close();
         await bus.close();

@@ -9,7 +9,8 @@ import type { Presence } from '../presence/index.ts';
 import type { ChatStore } from '../store/index.ts';
 import type { CursorCodec } from './paging/cursor.ts';
 import type { PageCache } from './page-cache.ts';
-import type { ActorHost, ChatBus } from '../actors/index.ts';
+import type { ChatBus } from '../actors/index.ts';
+import type { ConversationActors } from '../sharding/types.ts';
 import type { RealtimeCredentials } from '../realtime/credential.ts';
 
 export interface Services {
@@ -18,8 +19,11 @@ export interface Services {
   vapid: VapidKeys;
   store: ChatStore;
   cursors: CursorCodec;
-  /** The conversation actors: every mutation of a conversation goes through them. */
-  actors: ActorHost;
+  /**
+   * The conversation actors: every mutation of a conversation goes through them. The node's own
+   * ActorHost in a cluster of one; in a cluster, the router that forwards to the owning node.
+   */
+  actors: ConversationActors;
   bus: ChatBus;
   /** Who is online (heartbeats), per account. */
   presence: Presence;

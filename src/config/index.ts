@@ -3,6 +3,7 @@
  * process refuses to start with one clear line per problem (see README's configuration table).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from './paths.ts';
 import { decodeSecret } from './secrets.ts';
@@ -16,10 +17,35 @@ export type IdpConfig =
   | { driver: 'embedded'; fixturePath: string; devLogin: boolean }
   | { driver: 'http'; url: string; timeoutMs: number; directoryKey: string };
 
-export type RateLimitConfig = { driver: 'memory' };
+export type RateLimitConfig = { driver: 'memory' } | { driver: 'redis' };
 
-/** Storage: the embedded SQLite file in the data directory (Cassandra arrives with the cluster). */
-export type StoreSettings = { driver: 'sqlite'; mode: 'exclusive' | 'shared-file' };
+/** Storage: the embedded SQLite file in the data directory, or Cassandra / ScyllaDB. */
+export type StoreSettings =
+  | { driver: 'sqlite'; mode: 'exclusive' | 'shared-file' }
+  | { driver: 'cassandra'; contactPoints: string[]; localDataCenter: string; keyspace: string; replicationFactor: number; username: string | null; password: string | null };
+
+/**
+ * The cluster (docs/sharding.md, docs/deploy.md). `none`: a cluster of one, everything in
+ * process. `redis`: membership, placement, the bus, presence and rate limits on Redis, and
+ * requests for conversations owned elsewhere forwarded over the internal port.
+ */
+export type ClusterConfig =
+  | { mode: 'none' }
+  | {
+      mode: 'redis';
+      redisUrl: string;
+      keyPrefix: string;
+      nodeId: string;
+      internalHost: string;
+      /** 0: any free port (the advertised URL is then fixed up after listen). */
+      internalPort: number;
+      /** How peers reach this node's internal port; null: derived from host and port. */
+      internalUrl: string | null;
+      secret: string;
+      heartbeatMs: number;
+      nodeTtlMs: number;
+      forwardTimeoutMs: number;
+    };
 
 export interface WebPushConfig {
   enabled: boolean;
@@ -37,8 +63,8 @@ export interface WebPushConfig {
   caFile: string | null;
 }
 
-/** Presence: in-process (a Redis driver arrives with the cluster issue). */
-export type PresenceSettings = { driver: 'memory'; windowMs: number };
+/** Presence: in-process, or on Redis in a cluster (heartbeats then count on every node). */
+export type PresenceSettings = { driver: 'memory' | 'redis'; windowMs: number };
 
 export interface Config {
   host: string;
@@ -70,6 +96,7 @@ export interface Config {
   realtime: RealtimeConfig;
   /** The bus's resume window per channel (how far back Last-Event-ID can resume). */
   busWindow: { maxEventsPerChannel: number; maxAgeMs: number };
+  cluster: ClusterConfig;
 }
 
 export interface RealtimeConfig {
@@ -163,13 +190,66 @@ export function loadConfig(env: Env = process.env): Config {
     idp = { driver: 'embedded', fixturePath: DEFAULT_FIXTURE, devLogin: true };
   }
 
-  const rateDriver = str('CHAT_RATE_LIMIT_DRIVER', 'memory');
-  if (rateDriver !== 'memory') problems.push(`CHAT_RATE_LIMIT_DRIVER must be "memory" (got "${rateDriver}")`);
+  const clusterMode = str('CHAT_CLUSTER', 'none');
+  if (clusterMode !== 'none' && clusterMode !== 'redis') problems.push(`CHAT_CLUSTER must be "none" or "redis" (got "${clusterMode}")`);
+  const clustered = clusterMode === 'redis';
+  let cluster: ClusterConfig = { mode: 'none' };
+  if (clustered) {
+    const redisUrl = str('CHAT_REDIS_URL', '');
+    if (!/^rediss?:\/\//.test(redisUrl)) problems.push(`CHAT_REDIS_URL must be a redis:// or rediss:// URL when CHAT_CLUSTER=redis (got "${redisUrl}")`);
+    const secret = str('CHAT_CLUSTER_SECRET', '');
+    if (secret.length < 16) problems.push('CHAT_CLUSTER_SECRET must be set (at least 16 characters, the same on every node) when CHAT_CLUSTER=redis');
+    for (const name of ['CHAT_CURSOR_SECRET', 'CHAT_REALTIME_SECRET']) {
+      if (!env[name]) problems.push(`${name} must be set (the same on every node) when CHAT_CLUSTER=redis: a secret generated per node would not verify on the others`);
+    }
+    const nodeId = str('CHAT_NODE_ID', `${os.hostname()}-${process.pid}`);
+    if (!/^[A-Za-z0-9_.:-]{1,100}$/.test(nodeId)) problems.push(`CHAT_NODE_ID must be 1-100 characters of letters, digits, _ . : - (got "${nodeId}")`);
+    const heartbeatMs = int('CHAT_HEARTBEAT_MS', 1000, 50, 60_000);
+    const nodeTtlMs = int('CHAT_NODE_TTL_MS', 5000, 200, 600_000);
+    if (nodeTtlMs < 2 * heartbeatMs) problems.push(`CHAT_NODE_TTL_MS must be at least twice CHAT_HEARTBEAT_MS (got ${nodeTtlMs} and ${heartbeatMs})`);
+    const internalUrl = env.CHAT_INTERNAL_URL ? url('CHAT_INTERNAL_URL', env.CHAT_INTERNAL_URL) : null;
+    cluster = {
+      mode: 'redis',
+      redisUrl,
+      keyPrefix: str('CHAT_REDIS_KEY_PREFIX', 'chat:'),
+      nodeId,
+      internalHost: str('CHAT_INTERNAL_HOST', str('CHAT_HOST', '127.0.0.1')),
+      internalPort: int('CHAT_INTERNAL_PORT', 0, 0, 65535),
+      internalUrl,
+      secret,
+      heartbeatMs,
+      nodeTtlMs,
+      forwardTimeoutMs: int('CHAT_FORWARD_TIMEOUT_MS', 5000, 100, 120_000),
+    };
+  }
+
+  const rateDriver = str('CHAT_RATE_LIMIT_DRIVER', clustered ? 'redis' : 'memory');
+  if (rateDriver !== 'memory' && rateDriver !== 'redis') problems.push(`CHAT_RATE_LIMIT_DRIVER must be "memory" or "redis" (got "${rateDriver}")`);
+  if (rateDriver === 'redis' && !clustered) problems.push('CHAT_RATE_LIMIT_DRIVER=redis needs CHAT_CLUSTER=redis (and its CHAT_REDIS_URL)');
 
   const storeDriver = str('CHAT_STORE_DRIVER', 'sqlite');
-  if (storeDriver !== 'sqlite') problems.push(`CHAT_STORE_DRIVER must be "sqlite" (got "${storeDriver}")`);
+  if (storeDriver !== 'sqlite' && storeDriver !== 'cassandra') problems.push(`CHAT_STORE_DRIVER must be "sqlite" or "cassandra" (got "${storeDriver}")`);
   const storeMode = str('CHAT_SQLITE_MODE', 'exclusive');
   if (storeMode !== 'exclusive' && storeMode !== 'shared-file') problems.push(`CHAT_SQLITE_MODE must be "exclusive" or "shared-file" (got "${storeMode}")`);
+  if (clustered && storeDriver === 'sqlite' && storeMode !== 'shared-file') {
+    problems.push('CHAT_CLUSTER=redis with SQLite needs CHAT_SQLITE_MODE=shared-file (every node on one machine, one file); use CHAT_STORE_DRIVER=cassandra across machines');
+  }
+  let store: StoreSettings = { driver: 'sqlite', mode: storeMode === 'shared-file' ? 'shared-file' : 'exclusive' };
+  if (storeDriver === 'cassandra') {
+    const contactPoints = str('CHAT_CASSANDRA_CONTACT_POINTS', '').split(',').map((p) => p.trim()).filter(Boolean);
+    if (contactPoints.length === 0) problems.push('CHAT_CASSANDRA_CONTACT_POINTS must list at least one host[:port] when CHAT_STORE_DRIVER=cassandra');
+    const keyspace = str('CHAT_CASSANDRA_KEYSPACE', 'chat');
+    if (!/^[a-z][a-z0-9_]{0,47}$/.test(keyspace)) problems.push(`CHAT_CASSANDRA_KEYSPACE must be a lower-case CQL identifier (got "${keyspace}")`);
+    store = {
+      driver: 'cassandra',
+      contactPoints,
+      localDataCenter: str('CHAT_CASSANDRA_LOCAL_DC', 'datacenter1'),
+      keyspace,
+      replicationFactor: int('CHAT_CASSANDRA_REPLICATION_FACTOR', 3, 1, 9),
+      username: env.CHAT_CASSANDRA_USERNAME || null,
+      password: env.CHAT_CASSANDRA_PASSWORD || null,
+    };
+  }
   const cursorSecret = env.CHAT_CURSOR_SECRET || null;
   if (cursorSecret !== null) {
     const bytes = decodeSecret(cursorSecret).length;
@@ -231,8 +311,8 @@ export function loadConfig(env: Env = process.env): Config {
     revocationPollMs: int('CHAT_REVOCATION_POLL_MS', 2000, 100, 600000),
     tokenCacheSize: int('CHAT_TOKEN_CACHE_SIZE', 100000, 0, 10000000),
     bodyLimitBytes: int('CHAT_BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
-    rateLimit: { driver: 'memory' },
-    store: { driver: 'sqlite', mode: storeMode === 'shared-file' ? 'shared-file' : 'exclusive' },
+    rateLimit: { driver: rateDriver === 'redis' ? 'redis' : 'memory' },
+    store,
     cursorSecret,
     rates: {
       client: rate('CHAT_RATE_CLIENT', { limit: 600, windowSeconds: 60 }),
@@ -240,11 +320,12 @@ export function loadConfig(env: Env = process.env): Config {
       lookup: rate('CHAT_RATE_LOOKUP', { limit: 20, windowSeconds: 10 }),
     },
     webPush: { enabled: webPushEnabled, vapidPublicKey, vapidPrivateKey, subject, concurrency: pushConcurrency, timeoutMs: pushTimeoutMs, caFile: pushCaFile },
-    presence: { driver: 'memory', windowMs: presenceWindowMs },
+    presence: { driver: clustered ? 'redis' : 'memory', windowMs: presenceWindowMs },
     shutdownGraceMs: int('CHAT_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
     retentionIntervalMs,
     realtime,
     busWindow,
+    cluster,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

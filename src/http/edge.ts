@@ -97,6 +97,8 @@ export class Edge {
   private readonly compiled = new Map<AnyRoute, CompiledRoute>();
   /** Requests in progress, for graceful shutdown. */
   inflight = 0;
+  /** Set by the node's shutdown: every new request is refused with a retryable 503. */
+  draining = false;
 
   constructor(routes: readonly AnyRoute[], private readonly deps: EdgeDeps) {
     this.router = new Router(routes);
@@ -141,6 +143,13 @@ export class Edge {
     }
     const ex: Exchange = { res, aborted: false, done: false, headers: { 'X-Request-Id': incoming.requestId }, status: 0, inCallback: true };
     this.inflight++;
+    if (this.draining) {
+      // Shutting down: a request on a kept-alive connection is refused as retryable, and the
+      // connection closed, so the client (or the load balancer) retries on another node.
+      sendError(ex, new ApiError('service_unavailable', 'this node is shutting down; retry the request', { 'Retry-After': '1' }), url, true);
+      this.finish(ex, 'draining', method, started);
+      return;
+    }
     if (match === null) {
       const routes = this.router.at(rel);
       this.await(ex, routes.length > 0 ? (routes[0] as AnyRoute).path : 'unmatched', method, started, this.preflight(ex, incoming, rel, routes));

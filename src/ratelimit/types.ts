@@ -25,13 +25,13 @@
  *    that window start.
  */
 import type { Redis } from 'ioredis';
-import type { RateLimitConfig, RateRule } from '../config/index.ts';
+import type { RateRule } from '../config/index.ts';
 
 /**
  * What the factory builds: the in-process default (config/index.ts's RateLimitConfig) or the
  * shared Redis driver, which holds limits cluster-wide.
  */
-export type RateLimiterConfig = RateLimitConfig | RedisRateLimiterConfig;
+export type RateLimiterConfig = { driver: 'memory' } | RedisRateLimiterConfig;
 
 export interface RedisRateLimiterConfig {
   driver: 'redis';

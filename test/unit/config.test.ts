@@ -44,8 +44,8 @@ test('VAPID keys come in pairs; the public base URL must end with /api/v1', () =
 
 test('storage settings and the cursor secret are validated', () => {
   assert.deepEqual(loadConfig({}).store, { driver: 'sqlite', mode: 'exclusive' });
-  assert.equal(loadConfig({ CHAT_SQLITE_MODE: 'shared-file' }).store.mode, 'shared-file');
-  assert.throws(() => loadConfig({ CHAT_STORE_DRIVER: 'postgres' }), /CHAT_STORE_DRIVER must be "sqlite"/);
+  assert.deepEqual(loadConfig({ CHAT_SQLITE_MODE: 'shared-file' }).store, { driver: 'sqlite', mode: 'shared-file' });
+  assert.throws(() => loadConfig({ CHAT_STORE_DRIVER: 'postgres' }), /CHAT_STORE_DRIVER must be "sqlite" or "cassandra"/);
   assert.throws(() => loadConfig({ CHAT_SQLITE_MODE: 'both' }), /CHAT_SQLITE_MODE/);
   assert.throws(() => loadConfig({ CHAT_CURSOR_SECRET: 'abcd' }), /at least 32 bytes/);
   assert.equal(loadConfig({ CHAT_CURSOR_SECRET: 'ab'.repeat(32) }).cursorSecret, 'ab'.repeat(32));
@@ -58,4 +58,33 @@ test('the retention interval: default 1 h, 0 turns the job off, otherwise at lea
   assert.throws(() => loadConfig({ CHAT_RETENTION_INTERVAL_MS: '500' }), /CHAT_RETENTION_INTERVAL_MS must be 0 \(off\) or at least 1000/);
   assert.throws(() => loadConfig({ CHAT_RETENTION_INTERVAL_MS: 'hourly' }), /CHAT_RETENTION_INTERVAL_MS must be an integer/);
   assert.throws(() => loadConfig({ CHAT_RETENTION_INTERVAL_MS: String(8 * 86_400_000) }), /CHAT_RETENTION_INTERVAL_MS must be an integer/);
+});
+
+test('cassandra storage: contact points required, keyspace a CQL identifier', () => {
+  const store = loadConfig({ CHAT_STORE_DRIVER: 'cassandra', CHAT_CASSANDRA_CONTACT_POINTS: 'db1:9042, db2', CHAT_CASSANDRA_LOCAL_DC: 'dc1' }).store;
+  assert.deepEqual(store, { driver: 'cassandra', contactPoints: ['db1:9042', 'db2'], localDataCenter: 'dc1', keyspace: 'chat', replicationFactor: 3, username: null, password: null });
+  assert.throws(() => loadConfig({ CHAT_STORE_DRIVER: 'cassandra' }), /CHAT_CASSANDRA_CONTACT_POINTS must list/);
+  assert.throws(() => loadConfig({ CHAT_STORE_DRIVER: 'cassandra', CHAT_CASSANDRA_CONTACT_POINTS: 'db1', CHAT_CASSANDRA_KEYSPACE: 'Bad-Name' }), /CHAT_CASSANDRA_KEYSPACE/);
+});
+
+test('the cluster: CHAT_CLUSTER=redis needs a Redis URL, shared secrets and a shared store; drivers follow it', () => {
+  assert.deepEqual(loadConfig({}).cluster, { mode: 'none' });
+  const shared = { CHAT_CURSOR_SECRET: 'ab'.repeat(32), CHAT_REALTIME_SECRET: 'cd'.repeat(32), CHAT_CLUSTER_SECRET: 'a-long-cluster-secret', CHAT_SQLITE_MODE: 'shared-file' };
+  const c = loadConfig({ ...shared, CHAT_CLUSTER: 'redis', CHAT_REDIS_URL: 'redis://127.0.0.1:6390', CHAT_NODE_ID: 'n1', CHAT_INTERNAL_PORT: '9100' });
+  assert.equal(c.cluster.mode, 'redis');
+  if (c.cluster.mode === 'redis') {
+    assert.equal(c.cluster.nodeId, 'n1');
+    assert.equal(c.cluster.internalPort, 9100);
+    assert.equal(c.cluster.heartbeatMs, 1000);
+    assert.equal(c.cluster.nodeTtlMs, 5000);
+  }
+  assert.equal(c.rateLimit.driver, 'redis');
+  assert.equal(c.presence.driver, 'redis');
+  assert.throws(() => loadConfig({ ...shared, CHAT_CLUSTER: 'redis' }), /CHAT_REDIS_URL must be a redis:\/\//);
+  assert.throws(() => loadConfig({ ...shared, CHAT_CLUSTER: 'redis', CHAT_REDIS_URL: 'redis://x', CHAT_CLUSTER_SECRET: '' }), /CHAT_CLUSTER_SECRET must be set/);
+  assert.throws(() => loadConfig({ ...shared, CHAT_CLUSTER: 'redis', CHAT_REDIS_URL: 'redis://x', CHAT_REALTIME_SECRET: '' }), /CHAT_REALTIME_SECRET must be set/);
+  assert.throws(() => loadConfig({ ...shared, CHAT_CLUSTER: 'redis', CHAT_REDIS_URL: 'redis://x', CHAT_SQLITE_MODE: 'exclusive' }), /needs CHAT_SQLITE_MODE=shared-file/);
+  assert.throws(() => loadConfig({ ...shared, CHAT_CLUSTER: 'redis', CHAT_REDIS_URL: 'redis://x', CHAT_HEARTBEAT_MS: '3000', CHAT_NODE_TTL_MS: '4000' }), /at least twice/);
+  assert.throws(() => loadConfig({ CHAT_CLUSTER: 'zookeeper' }), /CHAT_CLUSTER must be "none" or "redis"/);
+  assert.throws(() => loadConfig({ CHAT_RATE_LIMIT_DRIVER: 'redis' }), /needs CHAT_CLUSTER=redis/);
 });
