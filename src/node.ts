@@ -24,7 +24,9 @@ import { openDrivers } from './drivers.ts';
 import { startSharding } from './sharding/index.ts';
 import { registerShardingMetrics } from './sharding/metrics.ts';
 import { CursorCodec, loadCursorSecret } from './api/paging/cursor.ts';
-import { startRetentionJob } from './retention/retention-job.ts';
+import { newRetentionStats, startRetentionJob } from './retention/retention-job.ts';
+import { redisRetentionLease } from './retention/retention-lease.ts';
+import { registerRetentionMetrics } from './retention/retention-metrics.ts';
 import { Hub, RealtimeCredentials, STREAM_PATH, loadRealtimeSecret, streamHandler } from './realtime/index.ts';
 
 export interface RunningNode {
@@ -72,7 +74,16 @@ export async function startNode(config: Config): Promise<RunningNode> {
   };
   // Role-permission overrides of the admin mapping change what users hold (effective-capabilities.ts).
   identity.effective.useOverrides(store.roleOverrides);
-  const retention = startRetentionJob(store, cfg.retentionIntervalMs, log);
+  const retentionStats = newRetentionStats();
+  registerRetentionMetrics(metrics.registry, retentionStats);
+  // In a cluster one node purges per interval (a Redis lease); a cluster of one just purges.
+  const retentionRedis = drivers.redis && cfg.retentionIntervalMs > 0 ? drivers.redis('chat-retention') : null;
+  const retention = startRetentionJob(store, cfg.retentionIntervalMs, log, {
+    stats: retentionStats,
+    ...(retentionRedis && cfg.cluster.mode === 'redis'
+      ? { lease: redisRetentionLease(retentionRedis, `${cfg.cluster.keyPrefix}retention:lease`, cfg.cluster.nodeId, cfg.retentionIntervalMs) }
+      : {}),
+  });
   const openapi = buildOpenApi(ROUTES);
   // Push jobs are enqueued only when this node's push worker consumes them (CHAT_WEB_PUSH=false:
   // no VAPID key, no worker, no jobs kept). Delivery runs off the send path.
@@ -169,6 +180,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
         while (live.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         if (live.inflight > 0) log.warn({ inflight: live.inflight }, 'shutdown grace period over with requests in flight');
         await retention.stop();
+        retentionRedis?.disconnect();
         await identity.close();
         await rateLimiter.close();
         await actors.close();

@@ -7,7 +7,10 @@
  *   transaction), so sends and reads interleave with a large purge.
  * - One run at a time per node; a run that overlaps the next tick is not doubled, the tick is
  *   skipped. Stopping waits for the tenant being purged, then no further tenant is started.
- * - Every node runs it; deletion is idempotent, so two nodes purging together only repeat work.
+ * - In a cluster, one node purges per interval: each tick first takes a lease (a Redis key set
+ *   with NX and a time to live just under the interval; retention-lease.ts); the nodes that do
+ *   not get it skip the tick. Deletion is idempotent anyway, so a lease lost to a crash costs
+ *   only a repeated or delayed pass, never data. A cluster of one needs no lease.
  *   A node started with CHAT_RETENTION_INTERVAL_MS=0 never purges.
  * - The first run comes shortly after start (min(interval, 10 s)), so frequent restarts cannot
  *   starve it.
@@ -55,7 +58,27 @@ export interface RetentionJob {
   stop(): Promise<void>;
 }
 
-export function startRetentionJob(store: Pick<ChatStore, 'settings' | 'messages'>, intervalMs: number, log: Logger): RetentionJob {
+export interface RetentionStats {
+  runs: number;
+  deleted: number;
+  failedTenants: number;
+  /** Ticks skipped because another node held the lease. */
+  skipped: number;
+}
+
+export interface RetentionOptions {
+  /** Answers whether this node may run this tick (the cluster's lease); default: always. */
+  lease?: () => Promise<boolean>;
+  stats?: RetentionStats;
+}
+
+export function newRetentionStats(): RetentionStats {
+  return { runs: 0, deleted: 0, failedTenants: 0, skipped: 0 };
+}
+
+export function startRetentionJob(store: Pick<ChatStore, 'settings' | 'messages'>, intervalMs: number, log: Logger, options: RetentionOptions = {}): RetentionJob {
+  const stats = options.stats ?? newRetentionStats();
+  const lease = options.lease ?? (async () => true);
   if (intervalMs <= 0) {
     log.info('retention job off (CHAT_RETENTION_INTERVAL_MS=0)');
     return { stop: async () => {} };
@@ -67,7 +90,17 @@ export function startRetentionJob(store: Pick<ChatStore, 'settings' | 'messages'
   const tick = (): void => {
     if (stopped) return;
     if (running === null) {
-      running = runRetentionOnce(store, log, { shouldStop: () => stopped })
+      running = lease()
+        .then(async (mine) => {
+          if (!mine) {
+            stats.skipped += 1;
+            return;
+          }
+          const run = await runRetentionOnce(store, log, { shouldStop: () => stopped });
+          stats.runs += 1;
+          stats.deleted += run.deleted;
+          stats.failedTenants += run.failed;
+        })
         .catch((err: unknown) => log.error({ err: (err as Error).message }, 'retention run failed'))
         .finally(() => (running = null));
     }
