@@ -125,6 +125,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   const realtimeCredentials = new RealtimeCredentials(loadRealtimeSecret(cfg.realtime.secret, cfg.dataDir));
   services.realtime = realtimeCredentials;
   const hub = new Hub(bus, { keepAliveMs: cfg.realtime.keepAliveMs, onError: (err, channel) => log.warn({ err: (err as Error).message, channel }, 'realtime delivery failed') });
+  metrics.observeStreams(hub);
   edge = new Edge(ROUTES, { config: cfg, identity, rateLimiter, metrics, log, services });
 
   const live = edge;

@@ -93,6 +93,14 @@ async function streamOf(who: string, conversationId?: string, lastEventId?: stri
   return c;
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The unlabelled chat_realtime_* samples on the node's metrics port. */
+async function streamMetrics(): Promise<Record<string, number>> {
+  const text = (await request(`http://127.0.0.1:${node.metricsPort}/metrics`)).text;
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^chat_realtime_(\w+) (\S+)$/gm)) out[m[1]!] = Number(m[2]);
+  return out;
+}
 const messageOf = (g: Got) => (g.data.data as { message: { message_id: string; body: string } }).message;
 
 before(async () => {
@@ -274,6 +282,8 @@ describe('the stream', () => {
   });
 
   test('a consumer that stops reading is cut off once its unsent output passes the bound', async () => {
+    const cutBefore = (await streamMetrics()).slow_consumers_total;
+    assert.equal(typeof cutBefore, 'number', 'chat_realtime_slow_consumers_total is exported');
     const id = (await post('/conversations', tok.bob!, { type: 'DIRECT', member_user_ids: ['alice'] })).json().conversation_id as string;
     const url = new URL((await tokenFor('alice')).json().stream_url as string);
     const sock = net.connect(Number(url.port), url.hostname);
@@ -300,5 +310,36 @@ describe('the stream', () => {
     while (!ended && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     sock.destroy();
     assert.ok(ended, `the server kept a stream that does not read open after ${sent} events of ~9 kB`);
+    assert.equal((await streamMetrics()).slow_consumers_total, cutBefore! + 1, 'the cut-off is counted once');
+  });
+});
+
+describe('stream metrics', () => {
+  test('the metrics port shows streams open, opened and closed, and events written, without labels', async () => {
+    const ch = (await post('/conversations', tok.carol!, { type: 'CHANNEL', name: 'metered' })).json().conversation_id as string;
+    const m0 = await streamMetrics();
+    for (const name of ['streams_open', 'channels', 'streams_opened_total', 'streams_closed_total', 'slow_consumers_total', 'events_written_total']) {
+      assert.equal(typeof m0[name], 'number', `chat_realtime_${name} is exported, unlabelled`);
+    }
+    assert.equal(m0.streams_opened_total! - m0.streams_closed_total!, m0.streams_open, 'open = opened - closed');
+
+    const [a, b] = await Promise.all([streamOf('carol'), streamOf('carol')]);
+    const m1 = await streamMetrics();
+    assert.equal(m1.streams_open, m0.streams_open! + 2);
+    assert.equal(m1.streams_opened_total, m0.streams_opened_total! + 2);
+
+    assert.equal((await post(`/conversations/${ch}/messages`, tok.carol!, { body: 'counted' })).status, 201);
+    await Promise.all([a!, b!].map((c) => c.event('message.created', (g) => g.data.conversation_id === ch)));
+    assert.equal((await streamMetrics()).events_written_total, m1.events_written_total! + 2, 'one event written to each of the two streams');
+
+    a!.close();
+    const deadline = Date.now() + 3000;
+    let m2 = await streamMetrics();
+    while (m2.streams_closed_total! < m1.streams_closed_total! + 1 && Date.now() < deadline) {
+      await sleep(50);
+      m2 = await streamMetrics();
+    }
+    assert.equal(m2.streams_closed_total, m1.streams_closed_total! + 1, 'the stream the client closed is counted closed');
+    assert.equal(m2.streams_open, m1.streams_open! - 1);
   });
 });

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import { EventCounter, RequestSeries } from './request-series.ts';
+import { registerStreamMetrics, type StreamSource } from './stream-metrics.ts';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -30,6 +31,11 @@ export class Metrics {
       labelNames: ['policy'],
       registers: [this.registry],
     });
+  }
+
+  /** The node's realtime streams (its hub), read at scrape time: stream-metrics.ts. Once per node. */
+  observeStreams(source: StreamSource): void {
+    registerStreamMetrics(this.registry, source);
   }
 
   observeRequest(route: string, method: string, status: number, seconds: number): void {

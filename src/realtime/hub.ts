@@ -23,6 +23,21 @@ export interface Frame {
   body: Buffer;
 }
 
+/**
+ * Counters of the node's streams, plain numbers for hot paths (one increment per event written);
+ * src/metrics/stream-metrics.ts reads them at scrape time. Streams open = `Hub.size`.
+ */
+export interface StreamStats {
+  /** Streams that joined the hub (credential accepted, headers sent). */
+  opened: number;
+  /** Streams that left it, for any reason (client gone, expired, cut off, node shutdown). */
+  closed: number;
+  /** Streams closed because their unsent output passed the bound (slow consumers). */
+  cutOff: number;
+  /** Bus events written to streams, one per stream (replays included; keep-alives and control events not). */
+  eventsWritten: number;
+}
+
 /** What the hub needs of a stream. */
 export interface HubStream {
   deliver(frame: Frame): void;
@@ -59,6 +74,7 @@ export class Hub {
   private readonly streams = new Set<HubStream>();
   private readonly timer: NodeJS.Timeout;
   private closed = false;
+  readonly stats: StreamStats = { opened: 0, closed: 0, cutOff: 0, eventsWritten: 0 };
 
   constructor(
     private readonly bus: EventStreams<ChatEventBody>,
@@ -92,6 +108,7 @@ export class Hub {
     if (this.closed) throw new Error('realtime hub is closed');
     const heads = new Map<string, string | null>();
     this.streams.add(stream);
+    this.stats.opened++;
     for (const channel of channels) {
       let st = this.channels.get(channel);
       if (st === undefined) st = this.open(channel);
@@ -104,6 +121,7 @@ export class Hub {
   /** Removes `stream` everywhere (unsubscribing channels nobody follows any more). Idempotent. */
   leave(stream: HubStream, channels: readonly string[]): void {
     if (!this.streams.delete(stream)) return;
+    this.stats.closed++;
     for (const channel of channels) {
       const st = this.channels.get(channel);
       if (st === undefined) continue;

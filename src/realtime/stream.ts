@@ -137,6 +137,7 @@ class Stream implements HubStream {
   /** Appends the frame with this stream's id line to `out`; nothing for another application's event. */
   private framed(f: Frame, out: Array<string | Buffer>): void {
     if (f.application_id !== this.grant.application_id) return;
+    this.deps.hub.stats.eventsWritten++;
     this.positions.set(f.tag, f.encId);
     out.push(`id: ${encodePositions(this.positions)}\n`, f.body);
   }
@@ -155,6 +156,7 @@ class Stream implements HubStream {
     });
     if (this.buffered > this.deps.options.maxBufferedBytes) {
       // A slow consumer: drop it rather than grow the node's memory; it reconnects and resumes.
+      this.deps.hub.stats.cutOff++;
       this.shutdown();
       if (!this.aborted) this.res.close();
     }
