@@ -19,6 +19,7 @@ import { settingsFromEnv, type BenchSettings, type Goal, type Scenario } from '.
 const SCENARIOS: Record<string, () => Promise<Scenario>> = {
   edge: async () => (await import('./edge.ts')).scenario,
   messages: async () => (await import('./messages.ts')).scenario,
+  fanout: async () => (await import('./fanout.ts')).scenario,
   bare: async () => (await import('./lib/self-check.ts')).scenario,
 };
 
