@@ -55,6 +55,7 @@ export class ConversationsTable {
   private readonly claimStmt;
   private readonly setEpochStmt;
   private readonly advanceStmt;
+  private readonly fencedAdvanceStmt;
   private readonly memberCountStmt;
   private readonly updateStmt;
   private readonly softDeleteStmt;
@@ -78,6 +79,10 @@ export class ConversationsTable {
     // max(): the actor's clock may step back a little; activity order must not.
     this.advanceStmt = db.prepare<[number, string, string]>(
       'UPDATE conversations SET last_seq = max(last_seq, ?), last_activity_at = max(last_activity_at, ?), revision = revision + 1 WHERE conversation_id = ?',
+    );
+    this.fencedAdvanceStmt = db.prepare<[Record<string, string | number>]>(
+      `UPDATE conversations SET last_seq = max(last_seq, :seq), last_activity_at = max(last_activity_at, :at), revision = revision + 1,
+        epoch = max(epoch, :epoch) WHERE ${LIVE} AND epoch <= :epoch`,
     );
     this.memberCountStmt = db.prepare<[number, string]>('UPDATE conversations SET member_count = member_count + ? WHERE conversation_id = ?');
     this.updateStmt = db.prepare<[Record<string, string | number | null>], ConversationRow>(`UPDATE conversations SET
@@ -136,6 +141,16 @@ export class ConversationsTable {
       row.epoch = epoch;
     }
     return row;
+  }
+
+  /**
+   * The append's hot path: the fencing rule and advance() in one statement. True when applied;
+   * false when the conversation is absent, deleted or holds a higher epoch (nothing written):
+   * the caller asks fence() which.
+   */
+  fencedAdvance(ref: ConversationRef, epoch: number, seq: number, at: string): boolean {
+    checkEpoch(epoch);
+    return this.fencedAdvanceStmt.run({ conversation_id: ref.conversation_id, tenant_id: ref.tenant_id, application_id: ref.application_id, epoch, seq, at }).changes === 1;
   }
 
   advance(conversation_id: string, seq: number, at: string): void {

@@ -13,6 +13,12 @@ import type { ReactionsTable } from './reactions.ts';
 import { checkEpoch, type SqliteHandle } from './shared.ts';
 
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['TEXT', 'SYSTEM', 'FILE']);
+
+/** A UNIQUE, PRIMARY KEY or FOREIGN KEY violation (better-sqlite3's SqliteError codes). */
+function isConstraintError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT');
+}
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export class SqliteMessageStore implements MessageStore {
@@ -29,19 +35,40 @@ export class SqliteMessageStore implements MessageStore {
     if (!MESSAGE_TYPES.has(input.message_type)) throw new RangeError(`unknown message_type ${String(input.message_type)}`);
     const at = timestampOrNow(input.at);
     return this.h.write(() => {
-      const conv = this.conversations.fence(input, input.epoch);
-      if (!conv) return null;
-      const existing = this.table.byIdStmt.get(input.message_id);
-      if (existing) {
-        // A retry answers what the first attempt stored; the same id elsewhere is a collision.
-        if (existing.conversation_id !== conv.conversation_id) throw new IdConflictError('message', input.message_id);
-        return { message: this.table.inConversation(conv.conversation_id, input.message_id)!, created: false };
+      // Hot path, two statements: the INSERT (the unique indexes and the foreign key check id,
+      // seq and conversation), then fencing and advancing in one UPDATE. Anything unusual — a
+      // retried id, a taken seq, a missing, deleted or fenced conversation — takes the careful
+      // path below, which answers the contract's outcome; the op's savepoint (batcher.ts) undoes
+      // the INSERT when a fencing error is thrown.
+      let message: MessageRecord;
+      try {
+        message = this.table.insert(input, at);
+      } catch (error) {
+        if (!isConstraintError(error)) throw error;
+        return this.appendCarefully(input, at);
       }
-      if (this.table.seqHolder(conv.conversation_id, input.seq) !== null) throw new SeqConflictError(conv.conversation_id, input.seq);
-      const message = this.table.insert(input, at);
-      this.conversations.advance(conv.conversation_id, input.seq, at);
-      return { message, created: true };
+      if (this.conversations.fencedAdvance(input, input.epoch, input.seq, at)) return { message, created: true };
+      this.table.remove(input.message_id);
+      const conv = this.conversations.fence(input, input.epoch); // throws StaleEpochError when fenced
+      if (!conv) return null;
+      return this.appendCarefully(input, at);
     });
+  }
+
+  /** The append with every check made by reading first (inside the same op). */
+  private appendCarefully(input: AppendMessageInput, at: string): { message: MessageRecord; created: boolean } | null {
+    const conv = this.conversations.fence(input, input.epoch);
+    if (!conv) return null;
+    const existing = this.table.byIdStmt.get(input.message_id);
+    if (existing) {
+      // A retry answers what the first attempt stored; the same id elsewhere is a collision.
+      if (existing.conversation_id !== conv.conversation_id) throw new IdConflictError('message', input.message_id);
+      return { message: this.table.inConversation(conv.conversation_id, input.message_id)!, created: false };
+    }
+    if (this.table.seqHolder(conv.conversation_id, input.seq) !== null) throw new SeqConflictError(conv.conversation_id, input.seq);
+    const message = this.table.insert(input, at);
+    this.conversations.advance(conv.conversation_id, input.seq, at);
+    return { message, created: true };
   }
 
   async edit(input: MessageWrite & { body: string; mentioned_user_ids?: string[] }): Promise<MessageRecord | null> {

@@ -31,6 +31,7 @@ export class MessagesTable {
   private readonly viewStmt;
   private readonly historyStmt;
   private readonly expireStmt;
+  private readonly removeStmt;
 
   constructor(db: Db) {
     this.byIdStmt = db.prepare<[string], MessageRow>('SELECT * FROM messages WHERE message_id = ?');
@@ -46,6 +47,7 @@ export class MessagesTable {
         status = 'DELETED', deleted_at = ?, updated_at = ? WHERE message_id = ?`);
     this.viewStmt = db.prepare<[string, string], ViewRow>(`${VIEW} WHERE m.message_id = ? AND m.conversation_id = ?`);
     this.historyStmt = db.prepare<[string, number, number], ViewRow>(HISTORY_SQL);
+    this.removeStmt = db.prepare<[string]>('DELETE FROM messages WHERE message_id = ?');
     this.expireStmt = db.prepare<[string, string, number]>(`DELETE FROM messages WHERE rowid IN
       (SELECT rowid FROM messages WHERE tenant_id = ? AND created_at < ? ORDER BY created_at LIMIT ?)`);
   }
@@ -86,6 +88,11 @@ export class MessagesTable {
     };
     this.insertStmt.run({ ...row, at });
     return toRecord(row);
+  }
+
+  /** Undoes an insert of the same op (hot path of append; see message-store.ts). */
+  remove(message_id: string): void {
+    this.removeStmt.run(message_id);
   }
 
   edit(message_id: string, body: string, mentions: string[] | undefined, at: string): MessageRecord {
