@@ -21,6 +21,7 @@ import { activateRows, unlistRows, type MembersTable } from './members.ts';
 import type { ReadStateTable } from './read-state.ts';
 import { str, ts } from './rows.ts';
 import { checkEpoch, checkPreview, CONVERSATION_TYPES } from './validate.ts';
+import { checkCreate, newConversationRecord } from '../inputs.ts';
 
 /** How long a DIRECT create that lost the pair waits for the winner's conversation row. */
 const PAIR_WAIT_MS = [10, 20, 40, 80, 160, 320, 640, 1280];
@@ -46,12 +47,7 @@ export class CassandraConversationStore implements ConversationStore {
   }
 
   async create(input: CreateConversationInput): Promise<{ conversation: ConversationRecord; created: boolean }> {
-    if (!CONVERSATION_TYPES.has(input.type)) throw new RangeError(`unknown conversation type ${String(input.type)}`);
-    const users = input.members.map((m) => m.user_id);
-    if (new Set(users).size !== users.length) throw new RangeError('members must have distinct user ids');
-    if (input.type === 'DIRECT' && users.length !== 2) throw new RangeError('a DIRECT conversation has exactly two distinct members');
-    const epoch = checkEpoch(input.epoch ?? 1);
-    const at = timestampOrNow(input.at);
+    const { users, epoch, at } = checkCreate(input);
     return this.h.serial(input.conversation_id, async () => {
       const existing = await this.existing(input);
       if (existing) return existing;
@@ -59,27 +55,7 @@ export class CassandraConversationStore implements ConversationStore {
         const other = await this.takePair(input, users[0]!, users[1]!);
         if (other) return { conversation: publicRecord(other), created: false };
       }
-      const row: ConversationRow = {
-        conversation_id: input.conversation_id,
-        tenant_id: input.tenant_id,
-        application_id: input.application_id,
-        type: input.type,
-        visibility: input.type === 'CHANNEL' ? (input.visibility ?? 'PUBLIC') : null,
-        name: input.name,
-        description: input.description,
-        status: 'ACTIVE',
-        created_by_user_id: input.created_by_user_id,
-        created_by_client_id: input.created_by_client_id,
-        last_activity_at: at,
-        created_at: at,
-        updated_at: at,
-        deleted_at: null,
-        member_count: input.members.length,
-        last_seq: 0,
-        epoch,
-        pending_message_id: null,
-        revision: 0,
-      };
+      const row: ConversationRow = { ...newConversationRecord(input, epoch, at), pending_message_id: null };
       const derived: Mutation[] = [...indexRows(row, at), tenantRow(row)];
       for (const m of input.members) {
         derived.push(...activateRows(row, { ...m, conversation_id: row.conversation_id, status: 'ACTIVE', joined_at: at, updated_at: at }, null));

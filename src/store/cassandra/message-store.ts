@@ -32,7 +32,8 @@ import type { MessagesTable } from './messages.ts';
 import type { CassandraProfileStore } from './profiles.ts';
 import type { ReactionsTable } from './reactions.ts';
 import { dayOf } from './rows.ts';
-import { checkEpoch, MESSAGE_TYPES } from './validate.ts';
+import { checkEpoch } from './validate.ts';
+import { checkAppend, newMessageRecord } from '../inputs.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -46,10 +47,7 @@ export class CassandraMessageStore implements MessageStore {
   ) {}
 
   async append(input: AppendMessageInput): Promise<{ message: MessageRecord; created: boolean } | null> {
-    checkEpoch(input.epoch);
-    if (!Number.isSafeInteger(input.seq) || input.seq < 1) throw new RangeError(`seq must be a positive integer (got ${input.seq})`);
-    if (!MESSAGE_TYPES.has(input.message_type)) throw new RangeError(`unknown message_type ${String(input.message_type)}`);
-    const at = timestampOrNow(input.at);
+    const at = checkAppend(input);
     return this.h.serial(input.conversation_id, () =>
       casLoop('append', async () => {
         // Both reads at once: they are independent, and this is the hot write path.
@@ -57,7 +55,7 @@ export class CassandraMessageStore implements MessageStore {
         if (!conv) return null;
         if (input.epoch < conv.epoch) throw new StaleEpochError(conv.conversation_id, input.epoch, conv.epoch);
         if (where && where.conversation_id !== conv.conversation_id) throw new IdConflictError('message', input.message_id);
-        const message = record(input, at);
+        const message = newMessageRecord(input, at);
         if (where) return { message: (await this.table.bySeq(conv.conversation_id, where.seq)) ?? message, created: false };
         if (input.seq <= conv.last_seq) {
           const mine = conv.pending_message_id === input.message_id && conv.last_seq === input.seq;
@@ -177,26 +175,4 @@ export class CassandraMessageStore implements MessageStore {
       return { ...m, reactions: reactions.get(m.message_id) ?? [], sender };
     });
   }
-}
-
-function record(input: AppendMessageInput, at: string): MessageRecord {
-  return {
-    message_id: input.message_id,
-    conversation_id: input.conversation_id,
-    tenant_id: input.tenant_id,
-    application_id: input.application_id,
-    seq: input.seq,
-    sender_user_id: input.sender_user_id,
-    sender_client_id: input.sender_client_id,
-    body: input.body,
-    message_type: input.message_type,
-    reply_to_message_id: input.reply_to_message_id ?? null,
-    attachments: input.attachments ?? [],
-    mentioned_user_ids: input.mentioned_user_ids ?? [],
-    status: 'ACTIVE',
-    edited_at: null,
-    deleted_at: null,
-    created_at: at,
-    updated_at: at,
-  };
 }

@@ -14,14 +14,13 @@
  * (messages.ts countUnread); a caught-up reader (marker >= last_seq) costs no read at all, and
  * has_unread stops at the first unread message.
  */
+import { checkMarkRead } from '../inputs.ts';
 import type { ReadState } from '../records.ts';
-import { timestampOrNow } from '../positions.ts';
 import type { ReadStateStore } from '../types-messages.ts';
 import type { ConversationsTable } from './conversations.ts';
 import { cql, type CassandraHandle } from './cql.ts';
 import type { MessagesTable } from './messages.ts';
 import { numOrNull, ts } from './rows.ts';
-import { checkEpoch } from './validate.ts';
 
 export const READ_STATE_CQL = {
   get: cql('SELECT last_read_seq FROM read_state WHERE conversation_id = ? AND user_id = ?'),
@@ -65,9 +64,7 @@ export class CassandraReadStateStore implements ReadStateStore {
   ) {}
 
   async markRead(input: Parameters<ReadStateStore['markRead']>[0]): ReturnType<ReadStateStore['markRead']> {
-    checkEpoch(input.epoch);
-    if (!Number.isSafeInteger(input.seq) || input.seq < 0) throw new RangeError(`seq must be a non-negative integer (got ${input.seq})`);
-    const at = timestampOrNow(input.at);
+    const at = checkMarkRead(input);
     return this.h.serial(input.conversation_id, async () => {
       const conv = await this.conversations.fence(input, input.epoch);
       if (!conv) return null;

@@ -19,9 +19,9 @@ import type { DirectPairsTable } from './direct-pairs.ts';
 import type { MembersTable } from './members.ts';
 import type { ReadStateTable } from './read-state.ts';
 import { checkEpoch, type SqliteHandle } from './shared.ts';
+import { checkConversationType, checkCreate, checkPreview, newConversationRecord } from '../inputs.ts';
 import type Database from 'better-sqlite3';
 
-const TYPES: ReadonlySet<string> = new Set(['DIRECT', 'GROUP', 'CHANNEL']);
 /** Sorts after every ISO timestamp and UUID: the bound of a first page. */
 const TOP = '\u{10FFFF}';
 
@@ -43,12 +43,7 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async create(input: CreateConversationInput): Promise<{ conversation: ConversationRecord; created: boolean }> {
-    if (!TYPES.has(input.type)) throw new RangeError(`unknown conversation type ${String(input.type)}`);
-    const users = input.members.map((m) => m.user_id);
-    if (new Set(users).size !== users.length) throw new RangeError('members must have distinct user ids');
-    if (input.type === 'DIRECT' && users.length !== 2) throw new RangeError('a DIRECT conversation has exactly two distinct members');
-    const epoch = checkEpoch(input.epoch ?? 1);
-    const at = timestampOrNow(input.at);
+    const { users, epoch, at } = checkCreate(input);
     return this.h.write(() => {
       const existing = this.table.byId(input.conversation_id);
       if (existing) {
@@ -60,26 +55,7 @@ export class SqliteConversationStore implements ConversationStore {
         const id = this.pairs.find(input, users[0]!, users[1]!);
         if (id !== null) return { conversation: this.table.byId(id)!, created: false };
       }
-      const row: ConversationRow = {
-        conversation_id: input.conversation_id,
-        tenant_id: input.tenant_id,
-        application_id: input.application_id,
-        type: input.type,
-        visibility: input.type === 'CHANNEL' ? (input.visibility ?? 'PUBLIC') : null,
-        name: input.name,
-        description: input.description,
-        status: 'ACTIVE',
-        created_by_user_id: input.created_by_user_id,
-        created_by_client_id: input.created_by_client_id,
-        last_activity_at: at,
-        created_at: at,
-        updated_at: at,
-        deleted_at: null,
-        member_count: input.members.length,
-        last_seq: 0,
-        epoch,
-        revision: 0,
-      };
+      const row: ConversationRow = newConversationRecord(input, epoch, at);
       this.table.insert(row);
       for (const m of input.members) this.members.insert(input, input.conversation_id, m, at);
       if (input.type === 'DIRECT') this.pairs.insert(input, users[0]!, users[1]!, input.conversation_id);
@@ -142,7 +118,7 @@ export class SqliteConversationStore implements ConversationStore {
   async list(query: ListConversationsQuery): Promise<Page<ConversationView, ConversationPosition>> {
     const limit = pageLimit(query.limit);
     checkPreview(query.members_preview);
-    if (query.type !== undefined && !TYPES.has(query.type)) throw new RangeError(`unknown conversation type ${String(query.type)}`);
+    checkConversationType(query.type);
     const after = query.after == null ? null : conversationPosition(query.after);
     const viewer = query.viewer;
     const stmt = this.listStmts.get(`${viewer.kind}:${query.type ?? ''}`)!;
@@ -178,8 +154,4 @@ export class SqliteConversationStore implements ConversationStore {
   private preview(conv: ConversationRecord, n: number): ConversationView['members'] {
     return conv.type === 'CHANNEL' ? null : this.members.preview(conv.conversation_id, n);
   }
-}
-
-function checkPreview(n: number): void {
-  if (!Number.isInteger(n) || n < 0 || n > 1000) throw new RangeError(`members preview must be an integer from 0 to 1000 (got ${n})`);
 }

@@ -11,8 +11,8 @@ import type { ConversationsTable } from './conversations.ts';
 import { toView, type MessagesTable } from './messages.ts';
 import type { ReactionsTable } from './reactions.ts';
 import { checkEpoch, type SqliteHandle } from './shared.ts';
+import { checkAppend } from '../inputs.ts';
 
-const MESSAGE_TYPES: ReadonlySet<string> = new Set(['TEXT', 'SYSTEM', 'FILE']);
 
 /** A UNIQUE, PRIMARY KEY or FOREIGN KEY violation (better-sqlite3's SqliteError codes). */
 function isConstraintError(error: unknown): boolean {
@@ -30,10 +30,7 @@ export class SqliteMessageStore implements MessageStore {
   ) {}
 
   async append(input: AppendMessageInput): Promise<{ message: MessageRecord; created: boolean } | null> {
-    checkEpoch(input.epoch);
-    if (!Number.isSafeInteger(input.seq) || input.seq < 1) throw new RangeError(`seq must be a positive integer (got ${input.seq})`);
-    if (!MESSAGE_TYPES.has(input.message_type)) throw new RangeError(`unknown message_type ${String(input.message_type)}`);
-    const at = timestampOrNow(input.at);
+    const at = checkAppend(input);
     return this.h.write(() => {
       // Hot path, two statements: the INSERT (the unique indexes and the foreign key check id,
       // seq and conversation), then fencing and advancing in one UPDATE. Anything unusual — a

@@ -5,6 +5,7 @@
  * backwards: seq < position, newest first, LIMIT n+1 (the extra row only says whether a next
  * page exists). No OFFSET, so page k costs the same as page 1.
  */
+import { newMessageRecord } from '../inputs.ts';
 import type { Attachment, MessageRecord, MessageView } from '../records.ts';
 import type { AppendMessageInput } from '../types-messages.ts';
 import { parseJson, type Db } from './shared.ts';
@@ -67,27 +68,9 @@ export class MessagesTable {
    * are answered parsed from the text stored, so the answer equals what a later read returns.
    */
   insert(input: AppendMessageInput, at: string): MessageRecord {
-    const row: MessageRow = {
-      message_id: input.message_id,
-      conversation_id: input.conversation_id,
-      tenant_id: input.tenant_id,
-      application_id: input.application_id,
-      seq: input.seq,
-      sender_user_id: input.sender_user_id,
-      sender_client_id: input.sender_client_id,
-      body: input.body,
-      message_type: input.message_type,
-      reply_to_message_id: input.reply_to_message_id ?? null,
-      attachments: JSON.stringify(input.attachments ?? []),
-      mentioned_user_ids: JSON.stringify(input.mentioned_user_ids ?? []),
-      status: 'ACTIVE',
-      edited_at: null,
-      deleted_at: null,
-      created_at: at,
-      updated_at: at,
-    };
-    this.insertStmt.run({ ...row, at });
-    return toRecord(row);
+    const record = newMessageRecord(input, at);
+    this.insertStmt.run({ ...record, attachments: JSON.stringify(record.attachments), mentioned_user_ids: JSON.stringify(record.mentioned_user_ids), at });
+    return record;
   }
 
   /** Undoes an insert of the same op (hot path of append; see message-store.ts). */

@@ -6,12 +6,11 @@
  * count). Both the count and the yes/no are range scans of messages_by_seq starting at the
  * marker: the count costs the unread messages, the yes/no stops at the first one.
  */
+import { checkMarkRead } from '../inputs.ts';
 import type { ReadState } from '../records.ts';
 import type { ReadStateStore } from '../types-messages.ts';
 import type { ConversationsTable } from './conversations.ts';
 import type { Db, SqliteHandle } from './shared.ts';
-import { checkEpoch } from './shared.ts';
-import { timestampOrNow } from '../positions.ts';
 
 const UNREAD = "conversation_id = ? AND seq > ? AND status <> 'DELETED' AND sender_user_id IS NOT ?";
 
@@ -64,9 +63,7 @@ export class SqliteReadStateStore implements ReadStateStore {
   ) {}
 
   async markRead(input: Parameters<ReadStateStore['markRead']>[0]): ReturnType<ReadStateStore['markRead']> {
-    checkEpoch(input.epoch);
-    if (!Number.isSafeInteger(input.seq) || input.seq < 0) throw new RangeError(`seq must be a non-negative integer (got ${input.seq})`);
-    const at = timestampOrNow(input.at);
+    const at = checkMarkRead(input);
     return this.h.write(() => {
       const conv = this.conversations.fence(input, input.epoch);
       if (!conv) return null;

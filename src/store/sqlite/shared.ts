@@ -60,10 +60,7 @@ export function parseJson<T>(text: string): T {
   return JSON.parse(text) as T;
 }
 
-export function checkEpoch(epoch: number): number {
-  if (!Number.isSafeInteger(epoch) || epoch < 0) throw new RangeError(`epoch must be a non-negative integer (got ${epoch})`);
-  return epoch;
-}
+export { checkEpoch } from '../inputs.ts';
 
 /** Bind value for `IN (SELECT value FROM json_each(?))`: one statement for any list length. */
 export function jsonList(values: readonly string[]): string {

@@ -1,0 +1,95 @@
+/**
+ * What every store driver checks and builds the same way: argument rules (caller bugs are
+ * RangeError, with one wording across drivers) and the records a create or an append stores.
+ */
+import { timestampOrNow } from './positions.ts';
+import type { ConversationRecord, MessageRecord } from './records.ts';
+import type { CreateConversationInput } from './types-conversations.ts';
+import type { AppendMessageInput } from './types-messages.ts';
+
+export const CONVERSATION_TYPES: ReadonlySet<string> = new Set(['DIRECT', 'GROUP', 'CHANNEL']);
+export const MESSAGE_TYPES: ReadonlySet<string> = new Set(['TEXT', 'SYSTEM', 'FILE']);
+
+export function checkEpoch(epoch: number): number {
+  if (!Number.isSafeInteger(epoch) || epoch < 0) throw new RangeError(`epoch must be a non-negative integer (got ${epoch})`);
+  return epoch;
+}
+
+export function checkPreview(n: number): void {
+  if (!Number.isInteger(n) || n < 0 || n > 1000) throw new RangeError(`members preview must be an integer from 0 to 1000 (got ${n})`);
+}
+
+export function checkConversationType(type: string | undefined): void {
+  if (type !== undefined && !CONVERSATION_TYPES.has(type)) throw new RangeError(`unknown conversation type ${String(type)}`);
+}
+
+/** A create's rules; answers the member user ids, the first epoch and the write's time. */
+export function checkCreate(input: CreateConversationInput): { users: string[]; epoch: number; at: string } {
+  checkConversationType(input.type);
+  const users = input.members.map((m) => m.user_id);
+  if (new Set(users).size !== users.length) throw new RangeError('members must have distinct user ids');
+  if (input.type === 'DIRECT' && users.length !== 2) throw new RangeError('a DIRECT conversation has exactly two distinct members');
+  return { users, epoch: checkEpoch(input.epoch ?? 1), at: timestampOrNow(input.at) };
+}
+
+/** An append's rules; answers the write's time. */
+export function checkAppend(input: AppendMessageInput): string {
+  checkEpoch(input.epoch);
+  if (!Number.isSafeInteger(input.seq) || input.seq < 1) throw new RangeError(`seq must be a positive integer (got ${input.seq})`);
+  if (!MESSAGE_TYPES.has(input.message_type)) throw new RangeError(`unknown message_type ${String(input.message_type)}`);
+  return timestampOrNow(input.at);
+}
+
+/** A read marker's rules; answers the write's time. */
+export function checkMarkRead(input: { epoch: number; seq: number; at?: string }): string {
+  checkEpoch(input.epoch);
+  if (!Number.isSafeInteger(input.seq) || input.seq < 0) throw new RangeError(`seq must be a non-negative integer (got ${input.seq})`);
+  return timestampOrNow(input.at);
+}
+
+/** The record a create stores. */
+export function newConversationRecord(input: CreateConversationInput, epoch: number, at: string): ConversationRecord {
+  return {
+    conversation_id: input.conversation_id,
+    tenant_id: input.tenant_id,
+    application_id: input.application_id,
+    type: input.type,
+    visibility: input.type === 'CHANNEL' ? (input.visibility ?? 'PUBLIC') : null,
+    name: input.name,
+    description: input.description,
+    status: 'ACTIVE',
+    created_by_user_id: input.created_by_user_id,
+    created_by_client_id: input.created_by_client_id,
+    last_activity_at: at,
+    created_at: at,
+    updated_at: at,
+    deleted_at: null,
+    member_count: input.members.length,
+    last_seq: 0,
+    epoch,
+    revision: 0,
+  };
+}
+
+/** The record an append stores. */
+export function newMessageRecord(input: AppendMessageInput, at: string): MessageRecord {
+  return {
+    message_id: input.message_id,
+    conversation_id: input.conversation_id,
+    tenant_id: input.tenant_id,
+    application_id: input.application_id,
+    seq: input.seq,
+    sender_user_id: input.sender_user_id,
+    sender_client_id: input.sender_client_id,
+    body: input.body,
+    message_type: input.message_type,
+    reply_to_message_id: input.reply_to_message_id ?? null,
+    attachments: input.attachments ?? [],
+    mentioned_user_ids: input.mentioned_user_ids ?? [],
+    status: 'ACTIVE',
+    edited_at: null,
+    deleted_at: null,
+    created_at: at,
+    updated_at: at,
+  };
+}
