@@ -11,18 +11,14 @@ import { presenceContract } from '../src/presence/contract.ts';
 import { createPresence } from '../src/presence/index.ts';
 import type { Presence } from '../src/presence/types.ts';
 import { redisFactory } from '../src/redis/client.ts';
-import { startTestRedis, type TestRedis } from './helpers/redis.ts';
+import { quietConnection, startTestRedis, type TestRedis } from './helpers/redis.ts';
 
 const PREFIX = `test:${randomUUID()}:`;
 const T0 = 1_700_000_000_000;
 let server: TestRedis;
 
 /** A connection as a node opens it; the tests expect and assert failures, so errors are not logged. */
-function connect(url: string, name: string): Redis {
-  const redis = redisFactory({ url, keyPrefix: PREFIX })(name);
-  redis.on('error', () => {});
-  return redis;
-}
+const connect = (url: string, name: string): Redis => quietConnection(url, PREFIX, name);
 
 function presence(windowMs: number, options: { url?: string; maxEntriesPerTenant?: number } = {}): Presence {
   const redis = connect(options.url ?? server.url, 'presence-test');

@@ -12,18 +12,14 @@ import { createRateLimiter } from '../src/ratelimit/index.ts';
 import { MemoryRateLimiter } from '../src/ratelimit/memory-rate-limiter.ts';
 import type { RateLimiter } from '../src/ratelimit/types.ts';
 import { redisFactory } from '../src/redis/client.ts';
-import { freePort, startTestRedis, type TestRedis } from './helpers/redis.ts';
+import { freePort, quietConnection, startTestRedis, type TestRedis } from './helpers/redis.ts';
 
 const PREFIX = `test:${randomUUID()}:`;
 const T0 = 1_700_000_000_000;
 let server: TestRedis;
 
 /** A connection as a node opens it; the tests expect and assert failures, so errors are not logged. */
-function connect(url: string, name: string): Redis {
-  const redis = redisFactory({ url, keyPrefix: PREFIX })(name);
-  redis.on('error', () => {});
-  return redis;
-}
+const connect = (url: string, name: string): Redis => quietConnection(url, PREFIX, name);
 
 const limiter = (url: string = server.url): RateLimiter => createRateLimiter({ driver: 'redis', redis: connect(url, 'rate-limit-test'), keyPrefix: PREFIX });
 

@@ -4,7 +4,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -103,13 +102,4 @@ export async function startTestIdp(env: Record<string, string> = {}): Promise<Te
  * (uWS sets SO_REUSEADDR only when given a fixed port: a server started with port 0 leaves
  * TIME_WAIT sockets behind that block its port for a minute after it stops.)
  */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort } from '../../cluster/lib/ports.ts';

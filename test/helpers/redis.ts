@@ -4,7 +4,13 @@
  * own Redis on 6379.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { after, before } from 'node:test';
+import type { Redis } from 'ioredis';
+import { redisFactory } from '../../src/redis/client.ts';
+import { redisPing } from '../../cluster/lib/probes.ts';
+import { freePort } from '../../cluster/lib/ports.ts';
+
+export { freePort };
 
 export interface TestRedis {
   port: number;
@@ -12,38 +18,6 @@ export interface TestRedis {
   url: string;
   child: ChildProcess;
   stop(): Promise<void>;
-}
-
-/** A port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect(port, '127.0.0.1');
-    let data = '';
-    sock.setTimeout(500, () => {
-      sock.destroy();
-      resolve(false);
-    });
-    sock.on('connect', () => sock.write('PING\r\n'));
-    sock.on('data', (d) => {
-      data += d.toString();
-      if (data.includes('\r\n')) {
-        sock.end();
-        resolve(data.startsWith('+PONG'));
-      }
-    });
-    sock.on('error', () => resolve(false));
-  });
 }
 
 export async function startTestRedis(): Promise<TestRedis> {
@@ -56,7 +30,7 @@ export async function startTestRedis(): Promise<TestRedis> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${stderr}`);
-    if (await ping(port)) break;
+    if (await redisPing(port)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`redis-server did not answer PING on ${port} within 10 s: ${stderr}`);
@@ -79,4 +53,29 @@ export async function startTestRedis(): Promise<TestRedis> {
       });
     },
   };
+}
+
+/**
+ * One redis-server for the test file: started before its tests, stopped after them. Answers a
+ * getter (the server exists only once `before` has run).
+ */
+export function useTestRedis(): () => TestRedis {
+  let server: TestRedis | null = null;
+  before(async () => {
+    server = await startTestRedis();
+  });
+  after(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (!server) throw new Error('the test redis-server is not started yet (use it inside a test)');
+    return server;
+  };
+}
+
+/** A connection as a node opens it; for tests that expect failures, so errors are not logged. */
+export function quietConnection(url: string, keyPrefix: string, name: string): Redis {
+  const redis = redisFactory({ url, keyPrefix })(name);
+  redis.on('error', () => {});
+  return redis;
 }

@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ApiError } from '../../src/errors/catalog.ts';
 import { startSharding, type Sharding } from '../../src/sharding/index.ts';
 import { RoutedActors } from '../../src/sharding/routed-actors.ts';
-import { startTestRedis, type TestRedis } from '../helpers/redis.ts';
+import { useTestRedis } from '../helpers/redis.ts';
 import { closeKit, history, openKit, tempFile, text, type Kit } from '../actors/helpers.ts';
 import { factoryFor, prefix, testLog, until } from './helpers.ts';
 
@@ -17,13 +17,7 @@ const SECRET = 'forwarding-test-cluster-secret';
 const HEARTBEAT_MS = 100;
 const TTL_MS = 400;
 
-let redis: TestRedis;
-before(async () => {
-  redis = await startTestRedis();
-});
-after(async () => {
-  await redis.stop();
-});
+const testRedis = useTestRedis();
 
 interface TestNode {
   id: string;
@@ -57,7 +51,7 @@ async function startCluster(ids: string[]): Promise<Cluster> {
       const kit = await openKit({ file, tenant_id, host: { enqueuePush: false } });
       const sharding = await startSharding({
         actorHost: kit.host,
-        redisFactory: factoryFor(redis.url),
+        redisFactory: factoryFor(testRedis().url),
         keyPrefix,
         nodeId: id,
         internal: { host: '127.0.0.1', port: 0 },

@@ -1,22 +1,16 @@
 /** Membership against a real redis-server: join, crash detection within the bound, leave, rejoin, outage. */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { Membership } from '../../src/sharding/membership.ts';
-import { startTestRedis, type TestRedis } from '../helpers/redis.ts';
+import { startTestRedis, useTestRedis } from '../helpers/redis.ts';
 import { factoryFor, prefix, redisOnPort, until } from './helpers.ts';
 
 const HEARTBEAT_MS = 100;
 const TTL_MS = 400;
 
-let redis: TestRedis;
-before(async () => {
-  redis = await startTestRedis();
-});
-after(async () => {
-  await redis.stop();
-});
+const testRedis = useTestRedis();
 
-function member(keyPrefix: string, nodeId: string, url = redis.url): Membership {
+function member(keyPrefix: string, nodeId: string, url = testRedis().url): Membership {
   return new Membership({ redis: factoryFor(url), keyPrefix, nodeId, internalUrl: `http://127.0.0.1:1/${nodeId}`, heartbeatMs: HEARTBEAT_MS, ttlMs: TTL_MS });
 }
 
@@ -121,5 +115,5 @@ test('with Redis unreachable a node keeps its last view and reports unhealthy; w
 });
 
 test('settings that could drop live nodes are refused', () => {
-  assert.throws(() => new Membership({ redis: factoryFor(redis.url), keyPrefix: 'x:', nodeId: 'a', internalUrl: 'http://x', heartbeatMs: 100, ttlMs: 150 }), /ttlMs must be at least 2/);
+  assert.throws(() => new Membership({ redis: factoryFor(testRedis().url), keyPrefix: 'x:', nodeId: 'a', internalUrl: 'http://x', heartbeatMs: 100, ttlMs: 150 }), /ttlMs must be at least 2/);
 });
