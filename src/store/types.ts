@@ -59,6 +59,8 @@ export interface SqliteStoreConfig {
   mode?: 'exclusive' | 'shared-file';
   /** How long a writer waits for another process's lock before failing; default 5000 ms. */
   busyTimeoutMs?: number;
+  /** How often the checkpointer thread folds the WAL into the file; default 250 ms. */
+  checkpointIntervalMs?: number;
   /** Group commit tuning, see sqlite/batcher.ts. */
   groupCommit?: { maxOps?: number; maxDelayMs?: number };
 }

@@ -41,7 +41,8 @@ describe('SQLite store: opening', () => {
     assert.equal(db.pragma('synchronous', { simple: true }), 2, 'FULL');
     assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
     assert.equal(db.pragma('busy_timeout', { simple: true }), 1234);
-    assert.equal(db.pragma('locking_mode', { simple: true }), 'exclusive');
+    assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 0, 'checkpoints run in the checkpointer thread');
+    assert.ok(fs.existsSync(`${(store as unknown as { db: Database.Database }).db.name}.lock`), 'exclusive mode holds the lock file');
     void store.close();
   });
 

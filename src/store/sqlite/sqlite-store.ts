@@ -1,11 +1,12 @@
 /**
  * The embedded store: one SQLite file through better-sqlite3, the single-node default.
  *
- * Opening sets, in this order: the locking mode (exclusive unless shared-file), WAL (readers
- * never block the writer and a commit appends to one file), synchronous=FULL (the WAL is
- * fsynced at every commit: an acknowledged write survives power loss, not just a process
- * crash), foreign keys, busy_timeout (another process's write lock is waited for, not failed
- * on), then applies pending migrations.
+ * Opening takes, in exclusive mode, the lock file (file-lock.ts: one process per file), then
+ * sets WAL (readers never block the writer and a commit appends to one file), synchronous=FULL
+ * (the WAL is fsynced at every commit: an acknowledged write survives power loss, not just a
+ * process crash), foreign keys, busy_timeout (another process's write lock is waited for, not
+ * failed on), wal_autocheckpoint=0 (checkpoints run in a worker thread, checkpointer.ts), then
+ * applies pending migrations.
  *
  * All writes go through one WriteBatcher (group commit, see batcher.ts); reads run directly
  * (see shared.ts). The driver holds no cache: every read goes to the file, so processes sharing
@@ -16,6 +17,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { ChatStore, SqliteStoreConfig } from '../types.ts';
 import { WriteBatcher, type BatcherStats } from './batcher.ts';
+import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
+import { FileLock } from './file-lock.ts';
 import { SqliteConversationStore } from './conversation-store.ts';
 import { ConversationsTable } from './conversations.ts';
 import { DirectPairsTable } from './direct-pairs.ts';
@@ -61,6 +64,8 @@ export class SqliteChatStore implements ChatStore {
   private readonly handle: SqliteHandle;
   private readonly mode: 'exclusive' | 'shared-file';
   private closed = false;
+  private readonly lock: FileLock | null;
+  private readonly checkpointer: Checkpointer;
 
   constructor(config: SqliteStoreConfig, options: SqliteOpenOptions = {}) {
     const mode = config.mode ?? 'exclusive';
@@ -68,11 +73,10 @@ export class SqliteChatStore implements ChatStore {
     if (mode !== 'exclusive' && mode !== 'shared-file') throw new RangeError(`unknown sqlite mode ${String(mode)}`);
     if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError('busyTimeoutMs must be a non-negative integer');
     fs.mkdirSync(path.dirname(path.resolve(config.path)), { recursive: true });
+    // Exclusive mode: the lock file first, so a second process fails here, at start.
+    const lock = mode === 'exclusive' ? FileLock.take(config.path) : null;
     const db = new Database(config.path, { timeout: busyTimeoutMs });
     try {
-      // Exclusive locking must be set before WAL so the WAL index lives in heap memory, and the
-      // first statement below takes the lock: a second process fails here, at start.
-      if (mode === 'exclusive') db.pragma('locking_mode = EXCLUSIVE');
       const journal = db.pragma('journal_mode = WAL', { simple: true });
       if (journal !== 'wal') throw new Error(`${config.path}: could not switch to WAL (journal_mode is ${String(journal)})`);
       db.pragma('synchronous = FULL');
@@ -81,14 +85,21 @@ export class SqliteChatStore implements ChatStore {
       // memory instead of being re-read through the OS on every append (measured ~25% per append).
       db.pragma('cache_size = -65536');
       db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      // Checkpoints run in the checkpointer's thread, never inside a commit on the event loop.
+      db.pragma('wal_autocheckpoint = 0');
+      // After a checkpoint resets the WAL, truncate the file back to 64 MiB at most.
+      db.pragma('journal_size_limit = 67108864');
       this.appliedMigrations = migrate(db, options.migrations ?? loadMigrations());
       this.batcher = new WriteBatcher(db, config.groupCommit);
     } catch (error) {
-      db.close(); // releases the file lock: a failed open must not block the next attempt
+      db.close();
+      lock?.release(); // a failed open must not block the next attempt
       throw error;
     }
     this.db = db;
     this.mode = mode;
+    this.lock = lock;
+    this.checkpointer = startCheckpointer(path.resolve(config.path), config.checkpointIntervalMs ?? 250);
     const h = (this.handle = new SqliteHandle(db, this.batcher));
     const conversations = new ConversationsTable(db);
     const members = new MembersTable(db);
@@ -118,6 +129,7 @@ export class SqliteChatStore implements ChatStore {
     // Commit what is queued (its callers get their answers), then refuse everything.
     this.batcher.close();
     this.handle.markClosed();
+    await this.checkpointer.stop();
     // Refresh planner statistics where SQLite thinks they are stale (what its docs advise before
     // closing a long-lived connection), and fold the WAL back into the main file so a stopped
     // node's data is one self-contained file. Not in shared-file mode: both would wait on other
@@ -127,5 +139,6 @@ export class SqliteChatStore implements ChatStore {
       this.db.pragma('wal_checkpoint(TRUNCATE)');
     }
     this.db.close();
+    this.lock?.release();
   }
 }
