@@ -4,12 +4,16 @@
  * on Redis. The store is SQLite (one file; shared between the nodes of one machine in a test
  * cluster) or Cassandra.
  *
+ * The bus's work queue carries only push jobs, so its retry policy is the push one: backoff that
+ * waits at least as long as a push service's Retry-After asked.
+ *
  * Each Redis driver gets a connection of its own: a blocking read of the bus must not delay a
  * rate-limit decision queued behind it on the same socket.
  */
 import type { Config } from './config/index.ts';
 import type { ChatBus } from './actors/index.ts';
 import { createBus } from './bus/index.ts';
+import { pushRetryPolicy } from './push/index.ts';
 import { createPresence, type Presence } from './presence/index.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { redisFactory, type RedisFactory } from './redis/client.ts';
@@ -49,7 +53,7 @@ export async function openDrivers(cfg: Config, hooks: DriverHooks): Promise<Driv
       : createPresence({ driver: 'memory', windowMs: cfg.presence.windowMs });
   const bus: ChatBus =
     cluster.mode === 'redis'
-      ? createBus({ driver: 'redis', redis: need('the bus'), keyPrefix, nodeId: cluster.nodeId, window: cfg.busWindow, onListenerError: hooks.onBusListenerError, onGiveUp: hooks.onPushGiveUp })
-      : createBus({ driver: 'local', window: cfg.busWindow, onListenerError: hooks.onBusListenerError, onGiveUp: hooks.onPushGiveUp });
+      ? createBus({ driver: 'redis', redis: need('the bus'), keyPrefix, nodeId: cluster.nodeId, window: cfg.busWindow, onListenerError: hooks.onBusListenerError, onGiveUp: hooks.onPushGiveUp, retry: pushRetryPolicy })
+      : createBus({ driver: 'local', window: cfg.busWindow, onListenerError: hooks.onBusListenerError, onGiveUp: hooks.onPushGiveUp, retry: pushRetryPolicy });
   return { redis, store, bus, presence, rateLimiter };
 }

@@ -16,9 +16,7 @@ import { IdentityService } from './identity/identity-service.ts';
 import { createLogger, type Logger } from './log/index.ts';
 import { Metrics } from './metrics/index.ts';
 import { loadVapidKeys } from './push/vapid.ts';
-import { PushWorker } from './push/push-worker.ts';
-import { WebPushSender } from './push/web-push-sender.ts';
-import { registerPushMetrics } from './push/push-metrics.ts';
+import { createPushSenders, PushWorker, registerPushMetrics } from './push/index.ts';
 import { ActorHost } from './actors/index.ts';
 import { openDrivers } from './drivers.ts';
 import { startSharding } from './sharding/index.ts';
@@ -85,15 +83,16 @@ export async function startNode(config: Config): Promise<RunningNode> {
       : {}),
   });
   const openapi = buildOpenApi(ROUTES);
-  // Push jobs are enqueued only when this node's push worker consumes them (CHAT_WEB_PUSH=false:
-  // no VAPID key, no worker, no jobs kept). Delivery runs off the send path.
-  const webPush = vapid.publicKey !== '';
-  const pushWorker = webPush
+  // Push jobs are enqueued only when this node's push worker consumes them (no web push, FCM or
+  // APNs configured: no worker, no jobs kept). Delivery runs off the send path.
+  const senders = createPushSenders({ vapid, fcm: cfg.webPush.fcm, apns: cfg.webPush.apns, timeoutMs: cfg.webPush.timeoutMs, caFile: cfg.webPush.caFile });
+  const pushOn = Object.keys(senders).length > 0;
+  const pushWorker = pushOn
     ? new PushWorker({
         bus,
         store,
         presence,
-        sender: new WebPushSender(vapid, { timeoutMs: cfg.webPush.timeoutMs, caFile: cfg.webPush.caFile }),
+        senders,
         concurrency: cfg.webPush.concurrency,
         log: { warn: (obj, msg) => log.warn(obj, msg), debug: (obj, msg) => log.debug(obj, msg) },
       })
@@ -102,7 +101,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
     registerPushMetrics(metrics.registry, pushWorker.stats);
     pushWorker.start();
   }
-  const actors = new ActorHost({ store, bus, enqueuePush: webPush, log: { warn: (obj, msg) => log.warn(obj, msg) } });
+  const actors = new ActorHost({ store, bus, enqueuePush: pushOn, log: { warn: (obj, msg) => log.warn(obj, msg) } });
   // In a cluster, conversation operations go to the owning node (ring over Redis membership);
   // the local host runs what this node owns.
   const cluster = cfg.cluster;
@@ -158,7 +157,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   const metricsServer = await metrics.listen(cfg.metricsHost, cfg.metricsPort);
   ready = true;
   log.info(
-    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver, store: store.driver, presence: presence.driver, bus: bus.driver }, cluster: cfg.cluster.mode, node_id: cluster.mode === 'redis' ? cluster.nodeId : null, internal_port: sharding?.internalPort ?? null, web_push: vapid.publicKey !== '' },
+    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver, store: store.driver, presence: presence.driver, bus: bus.driver }, cluster: cfg.cluster.mode, node_id: cluster.mode === 'redis' ? cluster.nodeId : null, internal_port: sharding?.internalPort ?? null, web_push: vapid.publicKey !== '', push: Object.keys(senders) },
     'chat node listening',
   );
 

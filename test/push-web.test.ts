@@ -190,7 +190,7 @@ describe('web push', () => {
 
   test('metrics count the outcomes', async () => {
     const text = (await request(`http://127.0.0.1:${node.metricsPort}/metrics`)).text;
-    const value = (outcome: string) => Number(new RegExp(`^chat_push_notifications_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? -1);
+    const value = (outcome: string) => Number(new RegExp(`^chat_push_notifications_total\\{outcome="${outcome}",platform="web"\\} (\\d+)`, 'm').exec(text)?.[1] ?? -1);
     assert.ok(value('sent') >= 10, text);
     assert.equal(value('pruned'), 1);
     assert.ok(value('retried') >= 1);

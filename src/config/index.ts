@@ -47,6 +47,24 @@ export type ClusterConfig =
       forwardTimeoutMs: number;
     };
 
+/** FCM HTTP v1 (src/push/fcm-sender.ts); null: fcm tokens are stored but not delivered. */
+export interface FcmSettings {
+  serviceAccountFile: string;
+  projectId: string | null;
+  endpoint: string | null;
+  tokenUri: string | null;
+}
+
+/** APNs with token auth (src/push/apns-sender.ts); null: apns tokens are stored but not delivered. */
+export interface ApnsSettings {
+  keyFile: string;
+  keyId: string;
+  teamId: string;
+  topic: string;
+  /** `production`, `sandbox`, or an https origin. */
+  origin: string;
+}
+
 export interface WebPushConfig {
   enabled: boolean;
   vapidPublicKey: string | null;
@@ -61,6 +79,8 @@ export interface WebPushConfig {
    * push gateway, or the stand-in push service of the tests. null: system CAs only.
    */
   caFile: string | null;
+  fcm: FcmSettings | null;
+  apns: ApnsSettings | null;
 }
 
 /** Presence: in-process, or on Redis in a cluster (heartbeats then count on every node). */
@@ -269,6 +289,39 @@ export function loadConfig(env: Env = process.env): Config {
   const pushTimeoutMs = int('CHAT_PUSH_TIMEOUT_MS', 10_000, 100, 120_000);
   const pushCaFile = env.CHAT_PUSH_CA_FILE ? path.resolve(env.CHAT_PUSH_CA_FILE) : null;
   if (pushCaFile !== null && !fs.existsSync(pushCaFile)) problems.push(`CHAT_PUSH_CA_FILE must name a readable PEM file (got "${env.CHAT_PUSH_CA_FILE ?? ''}")`);
+  const fileSetting = (name: string): string | null => {
+    const raw = env[name];
+    if (!raw) return null;
+    const file = path.resolve(raw);
+    if (!fs.existsSync(file)) problems.push(`${name} must name a readable file (got "${raw}")`);
+    return file;
+  };
+  const fcmFile = fileSetting('CHAT_FCM_SERVICE_ACCOUNT_FILE');
+  const fcm: FcmSettings | null = fcmFile
+    ? {
+        serviceAccountFile: fcmFile,
+        projectId: env.CHAT_FCM_PROJECT_ID || null,
+        endpoint: env.CHAT_FCM_ENDPOINT ? url('CHAT_FCM_ENDPOINT', env.CHAT_FCM_ENDPOINT) : null,
+        tokenUri: env.CHAT_FCM_TOKEN_URI ? url('CHAT_FCM_TOKEN_URI', env.CHAT_FCM_TOKEN_URI) : null,
+      }
+    : null;
+  const apnsFile = fileSetting('CHAT_APNS_KEY_FILE');
+  let apns: ApnsSettings | null = null;
+  if (apnsFile) {
+    const keyId = str('CHAT_APNS_KEY_ID', '');
+    const teamId = str('CHAT_APNS_TEAM_ID', '');
+    const topic = str('CHAT_APNS_TOPIC', '');
+    if (!/^[A-Z0-9]{10}$/i.test(keyId)) problems.push(`CHAT_APNS_KEY_ID must be the 10-character key id (got "${keyId}")`);
+    if (!/^[A-Z0-9]{10}$/i.test(teamId)) problems.push(`CHAT_APNS_TEAM_ID must be the 10-character team id (got "${teamId}")`);
+    if (topic === '') problems.push('CHAT_APNS_TOPIC must be the app bundle id when CHAT_APNS_KEY_FILE is set');
+    const origin = str('CHAT_APNS_ENV', 'production');
+    if (origin !== 'production' && origin !== 'sandbox' && !/^https:\/\//.test(origin)) problems.push(`CHAT_APNS_ENV must be production, sandbox or an https:// origin (got "${origin}")`);
+    apns = { keyFile: apnsFile, keyId, teamId, topic, origin };
+  } else {
+    for (const name of ['CHAT_APNS_KEY_ID', 'CHAT_APNS_TEAM_ID', 'CHAT_APNS_TOPIC']) {
+      if (env[name]) problems.push(`${name} is set but CHAT_APNS_KEY_FILE is not: APNs needs its key file`);
+    }
+  }
   const presenceWindowMs = int('CHAT_PRESENCE_WINDOW_MS', 60_000, 100, 3_600_000);
 
   const retentionIntervalMs = int('CHAT_RETENTION_INTERVAL_MS', 3_600_000, 0, 7 * 86_400_000);
@@ -319,7 +372,7 @@ export function loadConfig(env: Env = process.env): Config {
       send: rate('CHAT_RATE_SEND', { limit: 30, windowSeconds: 10 }),
       lookup: rate('CHAT_RATE_LOOKUP', { limit: 20, windowSeconds: 10 }),
     },
-    webPush: { enabled: webPushEnabled, vapidPublicKey, vapidPrivateKey, subject, concurrency: pushConcurrency, timeoutMs: pushTimeoutMs, caFile: pushCaFile },
+    webPush: { enabled: webPushEnabled, vapidPublicKey, vapidPrivateKey, subject, concurrency: pushConcurrency, timeoutMs: pushTimeoutMs, caFile: pushCaFile, fcm, apns },
     presence: { driver: clustered ? 'redis' : 'memory', windowMs: presenceWindowMs },
     shutdownGraceMs: int('CHAT_SHUTDOWN_GRACE_MS', 10000, 0, 600000),
     retentionIntervalMs,

@@ -1,11 +1,23 @@
 /**
  * Push delivery metrics, read from the worker's counters at scrape time:
- *   chat_push_jobs_total                       new-message jobs taken (first attempts)
- *   chat_push_notifications_total{outcome}     sent | pruned (404/410) | rejected (other 4xx)
- *                                              | retried (jobs failed for a retry) | skipped_online
+ *   chat_push_jobs_total                                new-message jobs taken (first attempts)
+ *   chat_push_notifications_total{outcome, platform}    per device: sent | pruned (gone) |
+ *       rejected (refused, not retried) | skipped_online (its user is online) |
+ *       skipped_unconfigured (no sender for its platform on this node); per job attempt:
+ *       retried (failed on that platform and handed back for a retry).
+ *       platform: web | fcm | apns.
  */
 import { Counter, type Registry } from 'prom-client';
-import type { PushWorkerStats } from './push-worker.ts';
+import { PUSH_PLATFORMS, type PushOutcomeCounts, type PushWorkerStats } from './push-worker.ts';
+
+const OUTCOMES: ReadonlyArray<[string, keyof PushOutcomeCounts]> = [
+  ['sent', 'sent'],
+  ['pruned', 'pruned'],
+  ['rejected', 'rejected'],
+  ['retried', 'retried'],
+  ['skipped_online', 'skippedOnline'],
+  ['skipped_unconfigured', 'skippedUnconfigured'],
+];
 
 export function registerPushMetrics(registry: Registry, stats: PushWorkerStats): void {
   new Counter({
@@ -19,16 +31,14 @@ export function registerPushMetrics(registry: Registry, stats: PushWorkerStats):
   });
   new Counter({
     name: 'chat_push_notifications_total',
-    help: 'Web push outcomes: sent, pruned (404/410), rejected (other 4xx), retried (job failed for a retry), skipped_online',
-    labelNames: ['outcome'] as const,
+    help: 'Push outcomes per platform: sent, pruned (device gone), rejected (not retried), retried (job attempt failed), skipped_online, skipped_unconfigured',
+    labelNames: ['outcome', 'platform'] as const,
     registers: [registry],
     collect() {
       this.reset();
-      this.inc({ outcome: 'sent' }, stats.sent);
-      this.inc({ outcome: 'pruned' }, stats.pruned);
-      this.inc({ outcome: 'rejected' }, stats.rejected);
-      this.inc({ outcome: 'retried' }, stats.retried);
-      this.inc({ outcome: 'skipped_online' }, stats.skippedOnline);
+      for (const platform of PUSH_PLATFORMS) {
+        for (const [outcome, key] of OUTCOMES) this.inc({ outcome, platform }, stats.platforms[platform][key]);
+      }
     },
   });
 }

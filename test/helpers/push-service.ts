@@ -6,7 +6,8 @@
  *    node's published VAPID public key; `aud` the endpoint's origin, `exp` within 24 h, `sub` set;
  *  - the payload (RFC 8291, `Content-Encoding: aes128gcm`), decrypted with the subscription's
  *    private key and auth secret (made here, as a browser makes them) by `http_ece`.
- * Each subscription's answer is scripted: 201 (default), any status, or `hang` (never answers).
+ * Each subscription's answer is scripted: 201 (default), any status (with a Retry-After), or
+ * `hang` (never answers).
  */
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -39,9 +40,11 @@ export interface ReceivedPush {
   ttl: string | undefined;
   /** What the service answered. */
   status: number;
+  /** When it was received (epoch ms). */
+  at: number;
 }
 
-export type Answer = number | 'hang';
+export type Answer = number | 'hang' | { status: number; retryAfter: string };
 
 export class StandInPushService {
   readonly received: ReceivedPush[] = [];
@@ -148,14 +151,16 @@ export class StandInPushService {
       const jwt = await this.verifyVapid(req.headers.authorization ?? '');
       if (req.headers['content-encoding'] !== 'aes128gcm') throw new Error(`Content-Encoding ${String(req.headers['content-encoding'])}`);
       const plain = ece.decrypt(body, { version: 'aes128gcm', privateKey: sub.ecdh, authSecret: sub.json.keys.auth });
-      this.received.push({ subscription_id: id, document: JSON.parse(plain.toString('utf8')), jwt, ttl: req.headers.ttl as string | undefined, status: answer });
+      const status = typeof answer === 'number' ? answer : answer.status;
+      this.received.push({ subscription_id: id, document: JSON.parse(plain.toString('utf8')), jwt, ttl: req.headers.ttl as string | undefined, status, at: Date.now() });
     } catch (err) {
       this.problems.push(`${id}: ${(err as Error).message}`);
       res.writeHead(400).end();
       this.wake();
       return;
     }
-    res.writeHead(answer).end();
+    if (typeof answer === 'number') res.writeHead(answer).end();
+    else res.writeHead(answer.status, { 'retry-after': answer.retryAfter }).end();
     this.wake();
   }
 

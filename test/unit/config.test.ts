@@ -88,3 +88,16 @@ test('the cluster: CHAT_CLUSTER=redis needs a Redis URL, shared secrets and a sh
   assert.throws(() => loadConfig({ CHAT_CLUSTER: 'zookeeper' }), /CHAT_CLUSTER must be "none" or "redis"/);
   assert.throws(() => loadConfig({ CHAT_RATE_LIMIT_DRIVER: 'redis' }), /needs CHAT_CLUSTER=redis/);
 });
+
+test('FCM and APNs: off unless their key files are set; APNs needs key id, team id and topic', () => {
+  assert.equal(loadConfig({}).webPush.fcm, null);
+  assert.equal(loadConfig({}).webPush.apns, null);
+  const file = new URL(import.meta.url).pathname; // any readable file stands in for a key file
+  assert.deepEqual(loadConfig({ CHAT_FCM_SERVICE_ACCOUNT_FILE: file }).webPush.fcm, { serviceAccountFile: file, projectId: null, endpoint: null, tokenUri: null });
+  assert.throws(() => loadConfig({ CHAT_FCM_SERVICE_ACCOUNT_FILE: '/nonexistent/key.json' }), /CHAT_FCM_SERVICE_ACCOUNT_FILE must name a readable file/);
+  const apns = loadConfig({ CHAT_APNS_KEY_FILE: file, CHAT_APNS_KEY_ID: 'ABCDE12345', CHAT_APNS_TEAM_ID: 'TEAM123456', CHAT_APNS_TOPIC: 'com.example.chat', CHAT_APNS_ENV: 'sandbox' }).webPush.apns;
+  assert.deepEqual(apns, { keyFile: file, keyId: 'ABCDE12345', teamId: 'TEAM123456', topic: 'com.example.chat', origin: 'sandbox' });
+  assert.throws(() => loadConfig({ CHAT_APNS_KEY_FILE: file, CHAT_APNS_KEY_ID: 'short', CHAT_APNS_TEAM_ID: 'TEAM123456', CHAT_APNS_TOPIC: 't' }), /CHAT_APNS_KEY_ID/);
+  assert.throws(() => loadConfig({ CHAT_APNS_TOPIC: 'com.example.chat' }), /CHAT_APNS_KEY_FILE is not/);
+  assert.throws(() => loadConfig({ CHAT_APNS_KEY_FILE: file, CHAT_APNS_KEY_ID: 'ABCDE12345', CHAT_APNS_TEAM_ID: 'TEAM123456', CHAT_APNS_TOPIC: 't', CHAT_APNS_ENV: 'http://x' }), /CHAT_APNS_ENV/);
+});
