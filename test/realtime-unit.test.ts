@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import { createBus } from '../src/bus/index.ts';
 import type { ChatBus, ChatEventBody } from '../src/actors/events.ts';
 import { channelTag, encodePositions, Hub, parseEventId, RealtimeCredentials, type Frame, type HubStream } from '../src/realtime/index.ts';
+import { MAX_GRANT_CHANNELS } from '../src/realtime/credential.ts';
+import { MAX_ENTRY_LENGTH, MAX_EVENT_ID_LENGTH } from '../src/realtime/event-id.ts';
 
 const grant = { tenant_id: 'acme', application_id: 'support', user_id: 'bob', channels: ['user:acme:bob', 'conversation:acme:support:c1'], expires: Date.now() + 60_000 };
 
@@ -57,11 +59,61 @@ test('hub: one bus subscription per channel, shared; unsubscribed with the last 
   assert.equal(got[0]![0]!.id, id);
   assert.ok(got[0]![0] === got[1]![0] && got[1]![0] === got[2]![0], 'the same frame object for every stream');
   assert.match(got[0]![0]!.body.toString(), /^event: typing\ndata: \{"id":"[^"]+","type":"typing"/);
-  const heads = hub.join({ deliver: () => undefined, keepAlive: () => undefined, end: () => undefined }, [ch]);
-  assert.equal(heads.get(ch), id, 'a joining stream learns the channel head');
+  hub.join({ deliver: () => undefined, keepAlive: () => undefined, end: () => undefined }, [ch]);
+  assert.equal(await hub.position(ch), id, 'a joining stream learns the channel position: the last event seen');
   for (const [i, s] of streams.entries()) hub.leave(s, [ch, `user:acme:${i}`]);
   assert.equal(subscriptions, 1, 'the channel stays subscribed for the fourth stream only');
   hub.close();
   assert.equal(subscriptions, 0);
+  await bus.close();
+});
+
+test('credentials: at most MAX_GRANT_CHANNELS channels, so every composite id fits MAX_EVENT_ID_LENGTH', () => {
+  const creds = new RealtimeCredentials(crypto.randomBytes(32));
+  const many = { ...grant, channels: Array.from({ length: MAX_GRANT_CHANNELS + 1 }, (_, i) => `conversation:acme:support:${i}`) };
+  assert.throws(() => creds.sign(many), RangeError);
+  assert.ok(creds.verify(creds.sign({ ...many, channels: many.channels.slice(1) })).ok);
+  const longest = `${'9'.repeat(20)}-${'9'.repeat(15)}-${'9'.repeat(15)}`;
+  const positions = new Map(many.channels.slice(1).map((c) => [channelTag(c), encodeURIComponent(longest)] as const));
+  const id = encodePositions(positions);
+  assert.ok(id.length <= MAX_GRANT_CHANNELS * MAX_ENTRY_LENGTH && id.length <= MAX_EVENT_ID_LENGTH, `${id.length} characters`);
+  assert.equal(parseEventId(id)!.size, positions.size);
+});
+
+test('hub: position is the last id seen, else the bus head asked once for all streams joining; leaveChannel drops one channel', async () => {
+  const bus = createBus({ driver: 'local' }) as ChatBus;
+  let heads = 0;
+  const head = bus.head.bind(bus);
+  bus.head = (channel) => {
+    heads++;
+    return head(channel);
+  };
+  const hub = new Hub(bus, { keepAliveMs: 60_000 });
+  const ch = 'conversation:acme:support:silent';
+  const got: Frame[] = [];
+  const a: HubStream = { deliver: (f) => got.push(f), keepAlive: () => undefined, end: () => undefined };
+  const b: HubStream = { deliver: () => undefined, keepAlive: () => undefined, end: () => undefined };
+  hub.join(a, [ch]);
+  hub.join(b, [ch]);
+  const [pa, pb] = await Promise.all([hub.position(ch), hub.position(ch)]);
+  assert.equal(heads, 1, 'one head request for the channel');
+  assert.equal(pa, pb);
+  assert.match(pa, /^\d+-0$/, 'an empty epoch');
+  assert.equal(await hub.position(ch), pa, 'remembered');
+  const event = { type: 'typing', tenant_id: 'acme', application_id: 'support', conversation_id: 'silent', occurred_at: new Date().toISOString(), data: { user_id: 'bob' } } as ChatEventBody;
+  const id = await bus.publish(ch, event);
+  assert.equal(await hub.position(ch), id);
+  assert.equal(got[0]!.type, 'typing');
+  assert.equal(got[0]!.subject, null);
+  hub.leaveChannel(a, ch);
+  await bus.publish(ch, event);
+  assert.equal(got.length, 1, 'nothing after leaving the channel');
+  assert.equal(hub.channelCount, 1, 'still subscribed for b');
+  hub.leaveChannel(b, ch);
+  assert.equal(hub.channelCount, 0);
+  assert.equal(hub.size, 2, 'both streams stay open');
+  hub.close();
+  const replay = await bus.readSince(ch, pa);
+  assert.ok(!replay.reset && replay.events.length === 2, 'the empty-epoch head resumes both events');
   await bus.close();
 });

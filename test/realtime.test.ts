@@ -7,6 +7,8 @@ import { EventSource } from 'eventsource';
 import { assertErrorBody, bearer, request, type Res } from './helpers/http.ts';
 import { startTestNode, type TestNode } from './helpers/processes.ts';
 import { machineToken, userToken } from './helpers/tokens.ts';
+import { conversationChannel, userChannel } from '../src/bus/index.ts';
+import { channelTag, parseEventId } from '../src/realtime/index.ts';
 
 let node: TestNode;
 const tok: Record<string, string> = {};
@@ -341,5 +343,99 @@ describe('stream metrics', () => {
     }
     assert.equal(m2.streams_closed_total, m1.streams_closed_total! + 1, 'the stream the client closed is counted closed');
     assert.equal(m2.streams_open, m1.streams_open! - 1);
+  });
+});
+
+describe('positions of silent channels, and channels the user loses while the stream runs', () => {
+  const tagOf = (ch: string): string => channelTag(conversationChannel('acme', 'support', ch));
+  const ownTag = (user: string): string => channelTag(userChannel('acme', user));
+  const entries = (id: string): Map<string, string> => parseEventId(id)!;
+
+  test('a channel silent for the whole connection is resumed: what was published on it meanwhile is replayed, not reset, not missed', async () => {
+    const ch = (await post('/conversations', tok.carol!, { type: 'CHANNEL', name: 'quiet' })).json().conversation_id as string;
+    assert.equal((await post(`/conversations/${ch}/members`, tok.carol!, { user_id: 'bob' })).status, 201);
+    const first = await streamOf('bob');
+    const ready = first.events.find((e) => e.type === 'ready')!;
+    assert.ok(entries(ready.id).has(tagOf(ch)), `the first ready id already carries the silent channel: ${ready.id}`);
+    assert.ok(entries(ready.id).has(ownTag('bob')), 'and the own channel');
+    await sleep(100);
+    assert.deepEqual(first.about(ch), [], 'nothing on the channel during the connection');
+    const lastId = first.events[first.events.length - 1]!.id;
+    first.close();
+    assert.equal((await post(`/conversations/${ch}/messages`, tok.carol!, { body: 'while away' })).status, 201);
+    const resumed = await streamOf('bob', undefined, lastId);
+    assert.equal(resumed.events.find((e) => e.type === 'ready')!.data.resumed, true);
+    const got = await resumed.event('message.created', (g) => g.data.conversation_id === ch);
+    assert.equal(messageOf(got).body, 'while away');
+    assert.deepEqual(resumed.events.filter((e) => e.type === 'reset'), [], 'no reset');
+  });
+
+  test("the user's own channel, silent for the whole connection, is resumed too", async () => {
+    const first = await streamOf('alice');
+    const lastId = first.events[first.events.length - 1]!.id;
+    first.close();
+    const created = await post('/conversations', tok.bob!, { type: 'GROUP', name: 'while away', member_user_ids: ['alice'] });
+    assert.equal(created.status, 201, created.text);
+    const g = created.json().conversation_id as string;
+    assert.equal((await post(`/conversations/${g}/messages`, tok.bob!, { body: 'did you see this?' })).status, 201);
+    const resumed = await streamOf('alice', undefined, lastId);
+    await resumed.until(() => resumed.about(g).length >= 2, 'replay on the own channel');
+    assert.deepEqual(resumed.about(g).map((e) => e.type), ['conversation.created', 'message.created']);
+    assert.deepEqual(resumed.events.filter((e) => e.type === 'reset'), []);
+  });
+
+  test('a member removed from a CHANNEL gets member.removed and nothing from the channel after it; other members still do; a reconnect with the stale credential does not follow it again', async () => {
+    const ch = (await post('/conversations', tok.carol!, { type: 'CHANNEL', name: 'moderated' })).json().conversation_id as string;
+    for (const u of ['bob', 'frank']) assert.equal((await post(`/conversations/${ch}/members`, tok.carol!, { user_id: u })).status, 201);
+    const dm = (await post('/conversations', tok.carol!, { type: 'DIRECT', member_user_ids: ['bob'] })).json().conversation_id as string;
+    const bobUrl = (await tokenFor('bob')).json().stream_url as string;
+    const bob = new Client(bobUrl);
+    clients.push(bob);
+    await bob.event('ready');
+    const frank = await streamOf('frank');
+    assert.equal((await post(`/conversations/${ch}/messages`, tok.carol!, { body: 'before' })).status, 201);
+    await bob.event('message.created', (g) => g.data.conversation_id === ch);
+
+    const removed = await request(`${base()}/conversations/${ch}/members/bob`, { method: 'DELETE', headers: bearer(tok.carol!) });
+    assert.equal(removed.status, 204, removed.text);
+    const notice = await bob.event('member.removed', (g) => g.data.conversation_id === ch);
+    assert.equal((notice.data.data as { member: { user_id: string } }).member.user_id, 'bob');
+    assert.equal(entries(notice.id).get(tagOf(ch))!.startsWith('~'), true, `the id marks the channel dropped: ${notice.id}`);
+
+    assert.equal((await post(`/conversations/${ch}/messages`, tok.carol!, { body: 'after' })).status, 201);
+    assert.equal(messageOf(await frank.event('message.created', (g) => g.data.conversation_id === ch && messageOf(g).body === 'after')).body, 'after');
+    // Published after, on bob's own channel: once it arrived, 'after' would have too.
+    assert.equal((await post(`/conversations/${dm}/messages`, tok.carol!, { body: 'sentinel' })).status, 201);
+    await bob.event('message.created', (g) => g.data.conversation_id === dm);
+    assert.deepEqual(bob.about(ch).filter((e) => e.type === 'message.created').map((e) => messageOf(e).body), ['before'], 'nothing after the removal');
+    const lastId = bob.events[bob.events.length - 1]!.id;
+    bob.close();
+
+    // What an EventSource does on a network error: the same URL, its last id.
+    assert.equal((await post(`/conversations/${ch}/messages`, tok.carol!, { body: 'while reconnecting' })).status, 201);
+    const again = new Client(bobUrl, lastId);
+    clients.push(again);
+    await again.event('ready');
+    assert.equal((await post(`/conversations/${ch}/messages`, tok.carol!, { body: 'later' })).status, 201);
+    assert.equal((await post(`/conversations/${dm}/messages`, tok.carol!, { body: 'sentinel 2' })).status, 201);
+    await again.event('message.created', (g) => g.data.conversation_id === dm && messageOf(g).body === 'sentinel 2');
+    assert.deepEqual(again.about(ch), [], 'neither replayed nor live');
+    assert.ok(entries(again.events[again.events.length - 1]!.id).get(tagOf(ch))!.startsWith('~'), 'still marked dropped');
+  });
+
+  test('a member who leaves, and the members of a deleted CHANNEL, stop following it at that event', async () => {
+    const ch = (await post('/conversations', tok.carol!, { type: 'CHANNEL', name: 'short-lived' })).json().conversation_id as string;
+    for (const u of ['bob', 'frank']) assert.equal((await post(`/conversations/${ch}/members`, tok.carol!, { user_id: u })).status, 201);
+    const [bob, frank] = await Promise.all([streamOf('bob'), streamOf('frank')]);
+    assert.equal((await request(`${base()}/conversations/${ch}/members/frank`, { method: 'DELETE', headers: bearer(tok.frank!) })).status, 204);
+    const left = await frank.event('member.removed', (g) => g.data.conversation_id === ch);
+    assert.ok(entries(left.id).get(tagOf(ch))!.startsWith('~'), 'the one who left dropped the channel');
+    await bob.event('member.removed', (g) => g.data.conversation_id === ch);
+    assert.ok(!entries(bob.events[bob.events.length - 1]!.id).get(tagOf(ch))!.startsWith('~'), 'another member still follows it');
+    assert.equal((await request(`${base()}/conversations/${ch}`, { method: 'DELETE', headers: bearer(tok.carol!) })).status, 204);
+    const deleted = await bob.event('conversation.deleted', (g) => g.data.conversation_id === ch);
+    assert.ok(entries(deleted.id).get(tagOf(ch))!.startsWith('~'), 'a deleted conversation is dropped');
+    // member.removed comes on the channel and on frank's own channel; nothing else after leaving.
+    assert.ok(frank.about(ch).length > 0 && frank.about(ch).every((e) => e.type === 'member.removed'), JSON.stringify(frank.about(ch).map((e) => e.type)));
   });
 });

@@ -171,6 +171,49 @@ export function busContract(name: string, make: MakeBus): void {
         assert.deepEqual(ns(fromLastOld.events), [4, 5]);
         assert.deepEqual(await bus.readSince(channel('a'), fresh[1]!), { reset: false, events: [] });
       }, { maxAgeMs: 60_000 });
+
+      test('head of a channel without history fixes its epoch: readSince from it answers every later event', async ({ bus, channel }) => {
+        const head = await bus.head(channel('a'));
+        assert.ok(ID.test(head), `head ${head} has the shape <epoch>-<offset>`);
+        assert.equal(await bus.head(channel('a')), head, 'asked again, the same position');
+        assert.deepEqual(await bus.readSince(channel('a'), head), { reset: false, events: [] });
+        const ids = await publishAll(bus, channel('a'), 1, 3);
+        assert.equal(ID.exec(ids[0]!)![1], ID.exec(head)![1], 'publishes continue the epoch head fixed');
+        const replay = await bus.readSince(channel('a'), head);
+        assert.ok(!replay.reset, 'not a reset: nothing was lost since the head');
+        assert.deepEqual(replay.events.map((e) => e.id), ids);
+      });
+
+      test('head after publishes is the newest id: readSince answers nothing, then what follows', async ({ bus, channel }) => {
+        const ids = await publishAll(bus, channel('a'), 1, 3);
+        const head = await bus.head(channel('a'));
+        assert.equal(head, ids[2]);
+        assert.deepEqual(await bus.readSince(channel('a'), head), { reset: false, events: [] });
+        await publishAll(bus, channel('a'), 4, 5);
+        const replay = await bus.readSince(channel('a'), head);
+        assert.ok(!replay.reset);
+        assert.deepEqual(ns(replay.events), [4, 5]);
+      });
+
+      test('a head taken while subscribed resumes after the last listener left a silent channel', async ({ bus, channel }) => {
+        // The SSE case: a stream follows a channel that stays silent, disconnects; an event is
+        // published while nobody on this bus listens; the client resumes from the head.
+        const seen: number[] = [];
+        const off = bus.subscribe(channel('a'), (e) => seen.push(e.event.n));
+        const head = await bus.head(channel('a'));
+        off();
+        await bus.publish(channel('a'), { n: 1 });
+        const replay = await bus.readSince(channel('a'), head);
+        assert.ok(!replay.reset, 'the silent channel resumes instead of resetting');
+        assert.deepEqual(ns(replay.events), [1]);
+        assert.deepEqual(seen, []);
+      });
+
+      test('a head older than the window resets once events after it were dropped', async ({ bus, channel }) => {
+        const head = await bus.head(channel('a'));
+        await publishAll(bus, channel('a'), 1, 12);
+        assert.deepEqual(await bus.readSince(channel('a'), head), { reset: true }, 'event 1 and 2 are gone');
+      }, { maxEventsPerChannel: 10 });
     });
 
     describe('work queue', () => {

@@ -65,6 +65,11 @@ export class LocalBus<E, J> implements Bus<E, J> {
     return Promise.resolve(this.streams.readSince(channel, lastEventId));
   }
 
+  head(channel: string): Promise<string> {
+    if (this.closed) return Promise.reject(new BusClosedError());
+    return Promise.resolve(this.streams.head(channel));
+  }
+
   enqueue(job: J): Promise<void> {
     return this.queue.enqueue(job);
   }

@@ -10,9 +10,12 @@
  * `evictedThrough` is the newest offset the log no longer holds: `readSince` can answer an id
  * exactly when its offset is at least that (nothing after it was dropped).
  *
- * A log that holds no events and has no listeners is dropped (by the sweep, or at unsubscribe),
- * so idle channels cost nothing; if the channel is published to again, its new log gets a new
- * epoch, because the old offsets are forgotten and must not be reused under the same epoch.
+ * A log that holds no events, has no listeners and was not touched (published to, asked its
+ * `head`, left by its last listener) for `maxAgeMs` is dropped by the sweep, so idle channels
+ * cost nothing for long; if the channel is published to again, its new log gets a new epoch,
+ * because the old offsets are forgotten and must not be reused under the same epoch. Keeping an
+ * empty log that long is what lets a position from `head` (`<epoch>-<lastOffset>`, `<epoch>-0`
+ * for a channel never published to) resume a channel whose follower left while it was silent.
  * Epochs come from one process-wide counter that never falls behind the clock in microseconds:
  * unique within the process (across bus instances too), and above every epoch of an earlier run
  * unless that run created more than one channel log per microsecond on average.
@@ -37,6 +40,8 @@ interface ChannelLog<E> {
   entries: Entry<E>[];
   head: number;
   listeners: Set<Listener<E>>;
+  /** When it was last published to, asked its head, or left by a listener (the injected clock). */
+  touched: number;
 }
 
 export interface LocalStreamsOptions {
@@ -72,6 +77,7 @@ export class LocalStreams<E> {
   publish(channel: string, event: E): string {
     const log = this.logs.get(channel) ?? this.open(channel);
     const now = this.o.now();
+    log.touched = now;
     this.expire(log, now);
     const entry: Entry<E> = { offset: (log.lastOffset += 1), at: now, size: this.sizeOf(event), event, evicted: false };
     log.entries.push(entry);
@@ -101,9 +107,15 @@ export class LocalStreams<E> {
     const own: Listener<E> = (entry) => listener(entry);
     log.listeners.add(own);
     return () => {
-      log.listeners.delete(own);
-      this.dropIfIdle(log);
+      if (log.listeners.delete(own)) log.touched = this.o.now();
     };
+  }
+
+  /** `<epoch>-<lastOffset>`: the newest offset published in the epoch, 0 when none was. */
+  head(channel: string): string {
+    const log = this.logs.get(channel) ?? this.open(channel);
+    log.touched = this.o.now();
+    return `${log.epoch}-${log.lastOffset}`;
   }
 
   readSince(channel: string, lastEventId: string): ReadSinceResult<E> {
@@ -127,7 +139,7 @@ export class LocalStreams<E> {
     const now = this.o.now();
     for (const log of this.logs.values()) {
       this.expire(log, now);
-      this.dropIfIdle(log);
+      if (log.listeners.size === 0 && log.head === log.entries.length && now - log.touched >= this.o.maxAgeMs) this.logs.delete(log.channel);
     }
   }
 
@@ -145,7 +157,7 @@ export class LocalStreams<E> {
   }
 
   private open(channel: string): ChannelLog<E> {
-    const log: ChannelLog<E> = { channel, epoch: nextEpoch(), lastOffset: 0, evictedThrough: 0, entries: [], head: 0, listeners: new Set() };
+    const log: ChannelLog<E> = { channel, epoch: nextEpoch(), lastOffset: 0, evictedThrough: 0, entries: [], head: 0, listeners: new Set(), touched: this.o.now() };
     this.logs.set(channel, log);
     return log;
   }
@@ -197,9 +209,5 @@ export class LocalStreams<E> {
     if (slots < 1024 || slots < this.held * 2) return;
     this.fifo = this.fifo.slice(this.fifoHead).filter((slot) => !slot.entry.evicted);
     this.fifoHead = 0;
-  }
-
-  private dropIfIdle(log: ChannelLog<E>): void {
-    if (log.listeners.size === 0 && log.head === log.entries.length && this.logs.get(log.channel) === log) this.logs.delete(log.channel);
   }
 }

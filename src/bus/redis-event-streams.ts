@@ -14,7 +14,8 @@
  *
  * Ids: `<epoch>-<ms>-<seq>`, where `<ms>-<seq>` is the stream entry id (its ms is the publish
  * time, from the injected clock or the server's) and the epoch a random decimal token kept in
- * the channel's meta hash. Resume and the window: lua/read-since.lua.
+ * the channel's meta hash. Resume and the window: lua/read-since.lua; a channel's current
+ * position, fixing an empty epoch for a channel without history: lua/head.lua.
  *
  * Subscribing is asynchronous on Redis: `readSince` on a channel this bus has just subscribed
  * waits for the SUBSCRIBE to be answered, so the resume recipe (subscribe, then readSince)
@@ -70,6 +71,7 @@ interface ChannelState<E> {
 interface EventScripts {
   busPublish(stream: string, meta: string, ...argv: string[]): Promise<[string, string, string]>;
   busReadSince(stream: string, meta: string, ...argv: string[]): Promise<Array<number | string>>;
+  busHead(stream: string, meta: string, ...argv: string[]): Promise<[string, string]>;
 }
 
 /** `<epoch>-<ms>-<seq>`; 15 digits keep ms and seq exact in Lua's doubles. */
@@ -102,6 +104,7 @@ export class RedisEventStreams<E> {
   constructor(private readonly o: RedisEventStreamsOptions) {
     defineScript(o.redis, 'busPublish', 'bus/lua/publish.lua', 2);
     defineScript(o.redis, 'busReadSince', 'bus/lua/read-since.lua', 2);
+    defineScript(o.redis, 'busHead', 'bus/lua/head.lua', 2);
     this.redis = o.redis as Redis & EventScripts;
     this.ttl = String(ttlOf(o.maxAgeMs));
   }
@@ -177,6 +180,19 @@ export class RedisEventStreams<E> {
       events.push({ id: `${pos.epoch}-${String(reply[i])}`, channel, event: JSON.parse(String(reply[i + 1])) as E });
     }
     return { reset: false, events };
+  }
+
+  /**
+   * The channel's epoch and newest entry id, `<epoch>-0-0` for an empty epoch (lua/head.lua).
+   * Like readSince, waits for a SUBSCRIBE of this channel in flight: an event published after
+   * the answer then reaches the listener.
+   */
+  async head(channel: string): Promise<string> {
+    const state = this.channels.get(channel);
+    if (state) await state.ready;
+    const k = this.keys(channel);
+    const [epoch, entry] = await this.redis.busHead(k.stream, k.meta, newEpoch(), this.ttl);
+    return `${epoch}-${entry}`;
   }
 
   /** Drops every listener and closes the subscriber connection. */

@@ -4,7 +4,7 @@
  * contract of types.ts, and the key layout: docs/bus.md.
  *
  * Connections, all from the configured factory and named after the node:
- *   `<nodeId>:bus`         scripts (publish, readSince, enqueue, acks, retries, heartbeats)
+ *   `<nodeId>:bus`         scripts (publish, readSince, head, enqueue, acks, retries, heartbeats)
  *   `<nodeId>:bus-sub`     pub/sub, opened with the first subscribe
  *   `<nodeId>:<id>:jobs`   one per consume() call, for its blocking reads
  */
@@ -80,6 +80,11 @@ export class RedisStreamsBus<E, J> implements Bus<E, J> {
   readSince(channel: string, lastEventId: string): Promise<ReadSinceResult<E>> {
     if (this.closed) return Promise.reject(new BusClosedError());
     return this.streams.readSince(channel, lastEventId);
+  }
+
+  head(channel: string): Promise<string> {
+    if (this.closed) return Promise.reject(new BusClosedError());
+    return this.streams.head(channel);
   }
 
   enqueue(job: J): Promise<void> {

@@ -25,9 +25,22 @@
  *  - Isolation. A listener that throws does not affect the publisher or other listeners; the
  *    error goes to the driver's error hook.
  *
- * Resume recipe (the SSE hub): subscribe first, then `readSince(lastEventId)`; send the replayed
- * events, then live ones, skipping live events whose id was already replayed (compare by id
- * equality; the ids of one channel arrive in order).
+ *  - Head. `head(channel)` answers the channel's current position: an id `readSince` accepts
+ *    and answers every event published after `head` resolved (while they are held
+ *    and the epoch lasts). It is the id of the newest event published in the channel's epoch,
+ *    or, for a channel with no event in its epoch (never published, or its history dropped),
+ *    an "empty at epoch E" position (`<epoch>-0` in-process, `<epoch>-0-0` on Redis) that fixes
+ *    the epoch: later publishes continue it, so `readSince` answers them all instead of a reset.
+ *    An epoch, empty or not, lasts in-process while the channel has a listener and for at least
+ *    `maxAgeMs` after its last publish, `head` call or listener; on Redis for `maxAgeMs` plus a
+ *    margin after its last publish (or, while empty, its last `head` call). Events published while
+ *    `head` runs may or may not be after the answered position. On a channel this bus has just
+ *    subscribed, `head` (like `readSince`) waits until the subscription is effective.
+ *
+ * Resume recipe (the SSE hub): subscribe first, then `readSince(lastEventId)` (or, with no id,
+ * `head` to learn a position to resume from later); send the replayed events, then live ones,
+ * skipping live events whose id was already replayed (compare by id equality; the ids of one
+ * channel arrive in order).
  *
  * The work queue (`enqueue`, `consume`) guarantees at-least-once delivery to some consumer
  * while the driver holds the job: a job leaves the queue only when a handler resolved for it; a
@@ -57,6 +70,8 @@ export interface EventStreams<E> {
   subscribe(channel: string, listener: Listener<E>): () => void;
   /** The events of `channel` after `lastEventId`, oldest first, or a reset (see module comment). */
   readSince(channel: string, lastEventId: string): Promise<ReadSinceResult<E>>;
+  /** The channel's current position, for a later `readSince` (see module comment). */
+  head(channel: string): Promise<string>;
 }
 
 export interface JobContext {

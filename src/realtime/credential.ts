@@ -11,6 +11,9 @@
  *      channel they were viewing
  *   x  expiry, epoch milliseconds (never after the user token's own expiry)
  *
+ * At most MAX_GRANT_CHANNELS channels: the stream's composite event id carries a position for
+ * every channel it follows (event-id.ts), and this cap is what bounds its length.
+ *
  * It grants nothing but reading those channels: the JSON API never accepts it. The secret comes
  * from CHAT_REALTIME_SECRET (every node of a cluster must share it) or is generated once into the
  * data directory, like the cursor secret.
@@ -20,6 +23,13 @@ import { loadSecret } from '../config/secrets.ts';
 
 const VERSION = 1;
 const MAC_BYTES = 16;
+
+/**
+ * The most channels a credential names (the user's own, their CHANNEL conversations, one viewed
+ * PUBLIC channel). With event-id.ts's MAX_ENTRY_LENGTH per channel, every composite id then
+ * fits in MAX_EVENT_ID_LENGTH: 256 x 62 = 15,872 < 16,384.
+ */
+export const MAX_GRANT_CHANNELS = 256;
 
 export interface RealtimeGrant {
   tenant_id: string;
@@ -37,7 +47,9 @@ export class RealtimeCredentials {
     if (secret.length < 32) throw new RangeError('realtime secret must be at least 32 bytes');
   }
 
+  /** Throws a RangeError for a grant naming more than MAX_GRANT_CHANNELS channels. */
   sign(grant: RealtimeGrant): string {
+    if (grant.channels.length > MAX_GRANT_CHANNELS) throw new RangeError(`a realtime credential names at most ${MAX_GRANT_CHANNELS} channels (got ${grant.channels.length})`);
     const body = { v: VERSION, t: grant.tenant_id, a: grant.application_id, u: grant.user_id, c: grant.channels, x: grant.expires };
     const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
     return `${payload}.${this.mac(payload)}`;
@@ -65,6 +77,7 @@ export class RealtimeCredentials {
       typeof b.u !== 'string' ||
       typeof b.x !== 'number' ||
       !Array.isArray(b.c) ||
+      b.c.length > MAX_GRANT_CHANNELS ||
       !b.c.every((c): c is string => typeof c === 'string')
     ) {
       return { ok: false, reason: 'malformed' };

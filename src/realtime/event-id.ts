@@ -11,14 +11,28 @@
  *           credentials (a fresh credential listing the same channel in another order, or one more
  *           channel, resumes fine), opaque to clients
  *   bus id  the bus's `<epoch>-<offset>` id of the last event of that channel the stream sent,
- *           percent-encoded (so a driver's id never clashes with `,` or `:`)
+ *           percent-encoded (so a driver's id never clashes with `,` or `:`), or the channel's
+ *           head when it sent none; or DROPPED_PREFIX + the credential's expiry for a channel the stream dropped (the
+ *           user left or was removed, or the conversation was deleted; stream.ts)
  *
- * Channels the stream has no position on are left out. Clients treat the id as opaque.
+ * A stream puts every channel it follows in every id, from its first `ready` on (a channel it
+ * has received nothing on carries the channel's head, bus `head()`), so a reconnect resumes
+ * every channel. Length bound: an entry is at most MAX_ENTRY_LENGTH characters (8 + 1 + 52 for
+ * the longest bus id either driver writes, `<20 digits>-<15>-<15>` on Redis; digits and `-`
+ * need no percent-encoding; + 1 comma), and a credential names at most MAX_GRANT_CHANNELS
+ * channels (credential.ts), so an id is at most 256 x 62 = 15,872 characters, under
+ * MAX_EVENT_ID_LENGTH. Clients treat the id as opaque.
  */
 import crypto from 'node:crypto';
 
-/** Longer Last-Event-ID values are not ours (a credential lists a handful of channels). */
+/** Longer Last-Event-ID values are not ours (see the bound above). */
 export const MAX_EVENT_ID_LENGTH = 16 * 1024;
+
+/** The longest entry (tag, colon, bus id, comma) an id holds; see the bound above. */
+export const MAX_ENTRY_LENGTH = 62;
+
+/** Starts the position of a channel the stream dropped; `~` cannot start a bus id. */
+export const DROPPED_PREFIX = '~';
 
 const tags = new Map<string, string>();
 

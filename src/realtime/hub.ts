@@ -19,6 +19,11 @@ export interface Frame {
   id: string;
   encId: string;
   application_id: string;
+  /** What a stream needs to see whether the event ends its right to a channel (stream.ts). */
+  type: ChatEventBody['type'];
+  conversation_id: string;
+  /** The member a `member.added` / `member.removed` event is about; null for other types. */
+  subject: string | null;
   /** `event: <type>\ndata: <json>\n\n`, UTF-8 encoded once: every stream writes these bytes. */
   body: Buffer;
 }
@@ -50,8 +55,13 @@ interface ChannelState {
   tag: string;
   streams: Set<HubStream>;
   unsubscribe: () => void;
-  /** The id of the last event seen on this channel since the hub subscribed; null: none yet. */
+  /**
+   * The channel's newest position known here: the id of the last event seen since the hub
+   * subscribed, or the bus's head once asked; null: neither yet.
+   */
   lastId: string | null;
+  /** The bus head request in flight, shared by the streams joining meanwhile. */
+  head: Promise<string> | null;
 }
 
 export interface HubOptions {
@@ -65,6 +75,9 @@ export function frameOf(tag: string, entry: BusEntry<ChatEventBody>): Frame {
     id: entry.id,
     encId: encodeURIComponent(entry.id),
     application_id: entry.event.application_id,
+    type: entry.event.type,
+    conversation_id: entry.event.conversation_id,
+    subject: entry.event.type === 'member.added' || entry.event.type === 'member.removed' ? entry.event.data.member.user_id : null,
     body: Buffer.from(`event: ${entry.event.type}\ndata: ${JSON.stringify(toChatEvent(entry))}\n\n`),
   };
 }
@@ -99,23 +112,48 @@ export class Hub {
     return this.channels.size;
   }
 
-  /**
-   * Adds `stream` to `channels` (subscribing the bus where it is the first). Answers, per channel,
-   * the last id the hub had seen on it before this stream joined (null: none), so a fresh stream
-   * can start its positions there.
-   */
-  join(stream: HubStream, channels: readonly string[]): Map<string, string | null> {
+  /** Adds `stream` to `channels` (subscribing the bus where it is the first). */
+  join(stream: HubStream, channels: readonly string[]): void {
     if (this.closed) throw new Error('realtime hub is closed');
-    const heads = new Map<string, string | null>();
     this.streams.add(stream);
     this.stats.opened++;
     for (const channel of channels) {
       let st = this.channels.get(channel);
       if (st === undefined) st = this.open(channel);
-      heads.set(channel, st.lastId);
       st.streams.add(stream);
     }
-    return heads;
+  }
+
+  /**
+   * A position on `channel` from which a stream that joined it sees every later event: the last
+   * id seen here, or the bus's head (asked once per channel, however many streams join at once).
+   * Every event after it either reaches the joined stream live or is answered by readSince.
+   */
+  position(channel: string): Promise<string> {
+    const st = this.channels.get(channel);
+    if (st === undefined) return this.bus.head(channel);
+    if (st.lastId !== null) return Promise.resolve(st.lastId);
+    st.head ??= this.bus.head(channel).then(
+      (head) => {
+        st.head = null;
+        return (st.lastId ??= head);
+      },
+      (err: unknown) => {
+        st.head = null;
+        throw err;
+      },
+    );
+    return st.head;
+  }
+
+  /** Removes `stream` from one channel only (it lost the right to it); the stream stays open. */
+  leaveChannel(stream: HubStream, channel: string): void {
+    const st = this.channels.get(channel);
+    if (st === undefined || !st.streams.delete(stream)) return;
+    if (st.streams.size === 0) {
+      this.channels.delete(channel);
+      st.unsubscribe();
+    }
   }
 
   /** Removes `stream` everywhere (unsubscribing channels nobody follows any more). Idempotent. */
@@ -125,8 +163,7 @@ export class Hub {
     for (const channel of channels) {
       const st = this.channels.get(channel);
       if (st === undefined) continue;
-      st.streams.delete(stream);
-      if (st.streams.size === 0) {
+      if (st.streams.delete(stream) && st.streams.size === 0) {
         this.channels.delete(channel);
         st.unsubscribe();
       }
@@ -145,7 +182,7 @@ export class Hub {
   }
 
   private open(channel: string): ChannelState {
-    const st: ChannelState = { tag: channelTag(channel), streams: new Set(), unsubscribe: () => undefined, lastId: null };
+    const st: ChannelState = { tag: channelTag(channel), streams: new Set(), unsubscribe: () => undefined, lastId: null, head: null };
     this.channels.set(channel, st);
     st.unsubscribe = this.bus.subscribe(channel, (entry) => {
       st.lastId = entry.id;

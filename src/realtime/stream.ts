@@ -3,9 +3,21 @@
  * the JSON route table (the credential is the only authentication; see credential.ts).
  *
  *   verify credential (401 invalid_token, the contract's error body)
- *   ──► 200 text/event-stream ──► join the hub (live events wait while resuming)
- *   ──► Last-Event-ID given: readSince per channel ──► `reset` or replayed events, in order
- *   ──► `ready` ──► live events ... keep-alive comments ... `expired` at the credential's expiry
+ *   ──► 200 text/event-stream ──► join the hub (live events wait until `ready` is out)
+ *   ──► per channel: a position in Last-Event-ID → readSince; none → the hub's position (bus head)
+ *   ──► `reset` if any readSince reset ──► `ready` ──► replayed events, in order, then held-back
+ *   ──► live events ... keep-alive comments ... `expired` at the credential's expiry
+ *
+ * Every id the stream writes, `ready`'s included, carries a position for every channel it
+ * follows (event-id.ts), so a channel silent during a whole connection still resumes.
+ *
+ * Membership is checked when the credential is issued; while the stream runs it drops a
+ * conversation's channel at the event that ends the right to it: `member.removed` of this user
+ * (on the conversation's channel or on the user's own channel, whichever comes first) or
+ * `conversation.deleted`. That event is delivered, nothing after it from that channel is, and
+ * the channel's position becomes DROPPED_PREFIX + the credential's expiry, so a reconnect with
+ * the same (stale) credential does not follow the channel again; a fresh credential, issued
+ * after a re-add, does (from its head).
  *
  * uWS rules: the URL, query and headers are read in the callback before anything else; every
  * write after an await or from a bus listener is corked; `res.write`'s answer drives the
@@ -18,7 +30,8 @@ import type { ChatEventBody } from '../actors/events.ts';
 import { ApiError } from '../errors/catalog.ts';
 import { sendError, type Exchange } from '../http/respond.ts';
 import type { RealtimeCredentials, RealtimeGrant } from './credential.ts';
-import { channelTag, encodePositions, parseEventId } from './event-id.ts';
+import { conversationChannel } from '../bus/channels.ts';
+import { DROPPED_PREFIX, channelTag, encodePositions, parseEventId } from './event-id.ts';
 import { frameOf, type Frame, type Hub, type HubStream } from './hub.ts';
 
 export interface StreamOptions {
@@ -40,24 +53,44 @@ const KEEP_ALIVE = ': ka\n\n';
 
 /** One open stream. */
 class Stream implements HubStream {
-  /** tag → percent-encoded bus id of the last event sent per channel (the composite id). */
+  /** tag → percent-encoded position per channel of the grant (the composite id), in grant order. */
   private readonly positions = new Map<string, string>();
-  /** Live events that arrived while resuming; null once live. */
-  private pending: Frame[] | null = null;
+  /** tag → channel, for the channels followed: the grant's, minus those dropped. */
+  private readonly followed = new Map<string, string>();
+  /** The position of a channel this stream (or an earlier one on the same credential) dropped. */
+  private readonly dropped: string;
+  /** Live events that arrived before `ready` went out; null once live. */
+  private pending: Frame[] | null = [];
   private choked = false;
   private buffered = 0;
-  private closed = false;
+  closed = false;
   aborted = false;
   private expiry: NodeJS.Timeout | null = null;
+  /** tag → the hub's position on the channel when this stream joined it (see open). */
+  private readonly joinedAt = new Map<string, Promise<string>>();
 
+  /** `known`: the positions of Last-Event-ID; channels it marks dropped are not followed. */
   constructor(
     private readonly res: HttpResponse,
     readonly grant: RealtimeGrant,
     private readonly deps: StreamDeps,
-  ) {}
+    known: ReadonlyMap<string, string>,
+  ) {
+    this.dropped = `${DROPPED_PREFIX}${grant.expires}`;
+    for (const channel of grant.channels) {
+      const tag = channelTag(channel);
+      if (known.get(tag) === this.dropped) this.positions.set(tag, encodeURIComponent(this.dropped));
+      else this.followed.set(tag, channel);
+    }
+  }
 
-  /** Inside the uWS callback: headers out, hub joined; answers the hub's heads per channel. */
-  open(resuming: boolean): Map<string, string | null> {
+  /** The channels followed, in grant order. */
+  get channels(): string[] {
+    return [...this.followed.values()];
+  }
+
+  /** Inside the uWS callback: headers out, hub joined (live events held back until `start`). */
+  open(): void {
     const { res } = this;
     res.onAborted(() => {
       this.aborted = true;
@@ -74,35 +107,77 @@ class Stream implements HubStream {
     res.writeHeader('X-Accel-Buffering', 'no');
     res.writeHeader('Access-Control-Allow-Origin', '*');
     res.write(`retry: ${this.deps.options.retryMs}\n\n`);
-    if (resuming) this.pending = [];
-    const heads = this.deps.hub.join(this, this.grant.channels);
+    this.deps.hub.join(this, this.channels);
+    // Asked now, in the callback: a channel that Last-Event-ID gives no position on (or all of
+    // them, after a reset) starts where it was when the stream joined, so no event held back
+    // until `ready` lies before the position `ready` carries. (On Redis a head may race a
+    // concurrent publish: such an event may then come after `ready` with an id at or before
+    // it: a duplicate on a later resume, never a miss.) The hub answers from memory once it
+    // has seen an event or a head on the channel.
+    for (const [tag, channel] of this.followed) {
+      const position = this.deps.hub.position(channel);
+      position.catch(() => undefined); // awaited in start(), which reports a failure
+      this.joinedAt.set(tag, position);
+    }
     this.expiry = setTimeout(() => this.expire(), Math.max(0, this.grant.expires - Date.now()));
-    return heads;
   }
 
-  /** Starts positions at the hub's heads (a fresh stream sees what happens from now on). */
-  startAt(heads: Map<string, string | null>, known: Map<string, string> = new Map()): void {
+  /**
+   * Positions every followed channel, then writes `reset` (if one was needed), `ready` and what
+   * was replayed and held back. `known` null: Last-Event-ID was given but is not ours.
+   */
+  async start(known: ReadonlyMap<string, string> | null, resuming: boolean): Promise<void> {
+    const from = new Map<string, string>();
+    const replayed = new Map<string, Frame[]>();
+    let reset = known === null;
+    await Promise.all(
+      [...this.followed].map(async ([tag, channel]) => {
+        const id = known?.get(tag);
+        if (id === undefined || id.startsWith(DROPPED_PREFIX)) return; // new to this stream, or dropped under another credential
+        const r = await this.deps.bus.readSince(channel, id);
+        if (r.reset) reset = true;
+        else {
+          from.set(tag, id);
+          replayed.set(tag, r.events.map((e) => frameOf(tag, e)));
+        }
+      }),
+    );
+    if (reset) {
+      from.clear();
+      replayed.clear();
+    }
+    // Channels without a position start where they were when the stream joined them.
+    await Promise.all(
+      [...this.joinedAt].map(async ([tag, position]) => {
+        if (!from.has(tag)) from.set(tag, await position);
+      }),
+    );
+    this.joinedAt.clear();
+    if (this.closed) return;
+    // In grant order, dropped channels keeping their mark.
+    const dropped = new Set(this.positions.keys());
+    this.positions.clear();
     for (const channel of this.grant.channels) {
       const tag = channelTag(channel);
-      const own = known.get(tag);
-      const head = heads.get(channel) ?? null;
-      if (own !== undefined) this.positions.set(tag, encodeURIComponent(own));
-      else if (head !== null) this.positions.set(tag, encodeURIComponent(head));
+      const position = from.get(tag);
+      if (position !== undefined) this.positions.set(tag, encodeURIComponent(position));
+      else if (dropped.has(tag)) this.positions.set(tag, encodeURIComponent(this.dropped));
     }
+    const prefix = (reset && resuming ? this.control('reset', { reason: 'beyond_window' }) : '') + this.ready(resuming && !reset);
+    this.finishStart(prefix, [...this.followed.keys()].flatMap((tag) => replayed.get(tag) ?? []));
   }
 
   /** A control event carrying the stream's current composite id. */
-  control(type: 'ready' | 'reset', data: unknown): string {
+  private control(type: 'ready' | 'reset', data: unknown): string {
     return `id: ${encodePositions(this.positions)}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
   }
 
-  ready(resumed: boolean): string {
+  private ready(resumed: boolean): string {
     return this.control('ready', { user_id: this.grant.user_id, expires: this.grant.expires, channels: this.grant.channels.length, resumed });
   }
 
-  /** After an await: replayed frames (or a reset), then what arrived meanwhile, then live. */
-  finishResume(prefix: string, replayed: Frame[]): void {
-    if (this.closed) return;
+  /** `reset`/`ready`, replayed frames, then what arrived meanwhile (minus the replayed), then live. */
+  private finishStart(prefix: string, replayed: Frame[]): void {
     const seen = new Set<string>();
     const out: Array<string | Buffer> = [prefix];
     for (const f of replayed) {
@@ -134,12 +209,35 @@ class Stream implements HubStream {
     this.finish('');
   }
 
-  /** Appends the frame with this stream's id line to `out`; nothing for another application's event. */
+  /**
+   * Appends the frame with this stream's id line to `out`: nothing for another application's
+   * event or a channel dropped; an event that ends the right to a channel drops it first, so
+   * its own id line already carries the dropped mark, and it is the channel's last frame.
+   */
   private framed(f: Frame, out: Array<string | Buffer>): void {
-    if (f.application_id !== this.grant.application_id) return;
+    if (f.application_id !== this.grant.application_id || !this.followed.has(f.tag)) return;
+    const ends = this.channelEndedBy(f);
+    if (ends !== null) this.drop(ends);
+    if (ends !== f.tag) this.positions.set(f.tag, f.encId);
     this.deps.hub.stats.eventsWritten++;
-    this.positions.set(f.tag, f.encId);
     out.push(`id: ${encodePositions(this.positions)}\n`, f.body);
+  }
+
+  /** The tag of the followed conversation channel `f` takes away from this user, or null. */
+  private channelEndedBy(f: Frame): string | null {
+    if (f.type === 'conversation.deleted' || (f.type === 'member.removed' && f.subject === this.grant.user_id)) {
+      const tag = channelTag(conversationChannel(this.grant.tenant_id, this.grant.application_id, f.conversation_id));
+      return this.followed.has(tag) ? tag : null;
+    }
+    return null;
+  }
+
+  /** Stops following a channel at once: out of the hub, and marked dropped in the composite id. */
+  private drop(tag: string): void {
+    const channel = this.followed.get(tag)!;
+    this.followed.delete(tag);
+    this.positions.set(tag, encodeURIComponent(this.dropped));
+    this.deps.hub.leaveChannel(this, channel);
   }
 
   private expire(): void {
@@ -186,7 +284,7 @@ class Stream implements HubStream {
     this.pending = null;
     if (this.expiry !== null) clearTimeout(this.expiry);
     this.expiry = null;
-    this.deps.hub.leave(this, this.grant.channels);
+    this.deps.hub.leave(this, this.channels);
   }
 }
 
@@ -210,37 +308,14 @@ export function streamHandler(deps: StreamDeps): (res: HttpResponse, req: HttpRe
     }
     // A request on a kept-alive connection while the node drains: the client reconnects elsewhere.
     if (deps.hub.isClosed) return refuse(res, path, 'this node is shutting down; reconnect', 'server_error');
-    const stream = new Stream(res, verdict.grant, deps);
     const resuming = lastEventId !== '';
-    const heads = stream.open(resuming);
-    if (!resuming) {
-      stream.startAt(heads);
-      stream.write(stream.ready(false));
-      return;
-    }
-    void resume(stream, heads, lastEventId, deps).catch((err: unknown) => {
+    const known = resuming ? parseEventId(lastEventId) : new Map<string, string>();
+    const stream = new Stream(res, verdict.grant, deps, known ?? new Map());
+    stream.open();
+    void stream.start(known, resuming).catch((err: unknown) => {
+      if (stream.closed) return; // the client left, or the node is shutting down
       deps.onError?.(err);
       stream.end();
     });
   };
-}
-
-async function resume(stream: Stream, heads: Map<string, string | null>, lastEventId: string, deps: StreamDeps): Promise<void> {
-  const known = parseEventId(lastEventId);
-  const reset = (): void => {
-    stream.startAt(heads);
-    stream.finishResume(stream.control('reset', { reason: 'beyond_window' }) + stream.ready(false), []);
-  };
-  if (known === null) return reset();
-  const replayed: Frame[] = [];
-  for (const channel of stream.grant.channels) {
-    const tag = channelTag(channel);
-    const from = known.get(tag);
-    if (from === undefined) continue; // a channel new to this stream (or silent so far): from now on
-    const r = await deps.bus.readSince(channel, from);
-    if (r.reset) return reset();
-    for (const e of r.events) replayed.push(frameOf(tag, e));
-  }
-  stream.startAt(heads, known);
-  stream.finishResume(stream.ready(true), replayed);
 }

@@ -1,6 +1,6 @@
 /**
  * The bus contract against the in-process driver, and what only that driver promises: the total
- * byte bound, dropping idle channels (with a new epoch), a new epoch after a restart, the queue
+ * byte bound, dropping idle channels (with a new epoch) only maxAgeMs after they were last touched, a new epoch after a restart, the queue
  * bound, the hooks, and close.
  */
 import assert from 'node:assert/strict';
@@ -68,6 +68,27 @@ describe('local bus', () => {
       const replay = await bus.readSince('a', first);
       assert.ok(!replay.reset, 'event 1 expired, but nothing after it was lost');
       assert.deepEqual(replay.events.map((e) => e.id), [second]);
+    });
+  });
+
+  it('an empty log stays maxAgeMs after it was last touched (its head resumes), then the sweep drops it', async () => {
+    let clock = 0;
+    await closing(local({ window: { maxAgeMs: 1000 }, now: () => clock }), async (bus) => {
+      const sweep = (): void => (bus as unknown as { streams: { sweep(): void } }).streams.sweep();
+      const off = bus.subscribe('a', () => {});
+      const head = await bus.head('a');
+      assert.match(head, /^\d+-0$/);
+      clock += 5000;
+      off(); // touched now
+      clock += 999;
+      sweep();
+      assert.equal(bus.stats().channels, 1, 'kept: left 999 ms ago');
+      const id = await bus.publish('a', { n: 1 });
+      assert.equal(id.split('-')[0], head.split('-')[0]);
+      assert.deepEqual(await bus.readSince('a', head), { reset: false, events: [{ id, channel: 'a', event: { n: 1 } }] });
+      clock += 2000;
+      sweep();
+      assert.equal(bus.stats().channels, 0, 'dropped once idle for maxAgeMs');
     });
   });
 

@@ -1,7 +1,7 @@
 /**
  * The bus contract against the Redis Streams driver, and what only a shared bus promises: two
  * nodes (two bus instances on one Redis) see each other's events and resume from each other's
- * ids, a deleted stream starts a new epoch, jobs run once across nodes, a dead node's jobs are
+ * ids, an empty epoch fixed by head is shared and expires, a deleted stream starts a new epoch, jobs run once across nodes, a dead node's jobs are
  * claimed by a survivor, a lost subscriber connection catches up, and a Redis that is down fails
  * calls instead of hanging them. One redis-server for the file, started on a free port.
  */
@@ -207,6 +207,35 @@ describe('redis bus across nodes', () => {
       const fresh = await bus.publish('room', { n: 2 });
       assert.notEqual(fresh.split('-')[0], old.split('-')[0]);
       assert.deepEqual(await bus.readSince('room', old), { reset: true });
+    } finally {
+      await closeAll(c.all);
+    }
+  });
+
+  it("an empty epoch fixed by head on A is continued by B's publishes; it expires like a channel's keys, with a TTL", async () => {
+    const c = cluster();
+    const [a, b] = [c.node('a'), c.node('b', { window: { maxAgeMs: 1 } })];
+    try {
+      const head = await a.bus.head('quiet');
+      assert.match(head, /^\d+-0-0$/);
+      assert.equal(await admin.exists(`${c.prefix}bus:{quiet}:s`), 0, 'no stream before the first publish');
+      assert.ok((await admin.pttl(`${c.prefix}bus:{quiet}:m`)) > 0, 'the empty epoch has a TTL');
+      const ids = [await b.bus.publish('quiet', { n: 1 }), await b.bus.publish('quiet', { n: 2 })];
+      assert.equal(ids[0]!.split('-')[0], head.split('-')[0], 'the same epoch');
+      const replay = await a.bus.readSince('quiet', head);
+      assert.ok(!replay.reset);
+      assert.deepEqual(replay.events.map((e) => e.id), ids);
+      assert.equal(await b.bus.head('quiet'), ids[1], 'head is now the newest id, on any node');
+
+      // b's empty epoch on another channel expires after maxAgeMs + 1 s: then a new one.
+      const short = await b.bus.head('short');
+      for (let tries = 0; (await admin.exists(`${c.prefix}bus:{short}:m`)) === 1; tries += 1) {
+        assert.ok(tries < 200, 'the meta expires within 10 s');
+        await sleep(50);
+      }
+      const next = await b.bus.publish('short', { n: 1 });
+      assert.notEqual(next.split('-')[0], short.split('-')[0], 'a new epoch once the empty one expired');
+      assert.deepEqual(await b.bus.readSince('short', short), { reset: true });
     } finally {
       await closeAll(c.all);
     }

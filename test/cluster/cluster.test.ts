@@ -167,6 +167,90 @@ describe('realtime across nodes', () => {
   });
 });
 
+describe('realtime positions and membership across nodes', () => {
+  interface Got {
+    type: string;
+    id: string;
+    conversation_id: string;
+    body: string | null;
+  }
+  /** An EventSource on node `i` recording every event it gets (`ready` included). */
+  const open = (i: number, streamUrl: string, lastEventId?: string): { es: EventSource; got: Got[] } => {
+    const url = new URL(streamUrl);
+    const es = new EventSource(`${cluster.node(i).origin}${url.pathname}${url.search}`, {
+      fetch: (input, init) => fetch(input, lastEventId === undefined ? init : { ...init, headers: { ...init.headers, 'Last-Event-ID': lastEventId } }),
+    });
+    const got: Got[] = [];
+    for (const type of ['ready', 'reset', 'message.created', 'member.removed']) {
+      es.addEventListener(type, (e) => {
+        const data = JSON.parse(e.data) as { conversation_id?: string; data?: { message?: { body: string } } };
+        got.push({ type, id: e.lastEventId, conversation_id: data.conversation_id ?? '', body: data.data?.message?.body ?? null });
+      });
+    }
+    return { es, got };
+  };
+  const until = async (what: string, check: () => boolean, got: Got[]): Promise<void> => {
+    const deadline = Date.now() + 10_000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(got.map((g) => [g.type, g.body]))}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const channel = async (members: string[]): Promise<string> => {
+    const res = await post(0, `${BASE}/conversations`, tok.machine!, { type: 'CHANNEL', name: `c-${crypto.randomUUID().slice(0, 6)}`, member_user_ids: members });
+    assert.equal(res.status, 201, res.text);
+    return res.json().conversation_id as string;
+  };
+  const streamUrl = async (i: number, token: string): Promise<string> => {
+    const res = await get(i, `${BASE}/notifications/realtime-token`, token);
+    assert.equal(res.status, 200, res.text);
+    return res.json().stream_url as string;
+  };
+
+  test('a CHANNEL silent for a whole connection on one node is resumed on another: the event published meanwhile is replayed', async () => {
+    const ch = await channel(['bob', 'carol']);
+    const first = open(0, await streamUrl(0, tok.bob!));
+    let lastId: string;
+    try {
+      await until('ready', () => first.got.some((g) => g.type === 'ready'), first.got);
+      lastId = first.got[first.got.length - 1]!.id;
+    } finally {
+      first.es.close();
+    }
+    await send(() => 1, ch, 'carol', 'published while bob was away');
+    const resumed = open(2, await streamUrl(2, tok.bob!), lastId);
+    try {
+      await until('the replay', () => resumed.got.some((g) => g.conversation_id === ch), resumed.got);
+      assert.deepEqual(resumed.got.filter((g) => g.type === 'reset'), [], 'not a reset');
+      assert.deepEqual(resumed.got.filter((g) => g.conversation_id === ch).map((g) => g.body), ['published while bob was away']);
+    } finally {
+      resumed.es.close();
+    }
+  });
+
+  test('a member removed through another node stops receiving the CHANNEL at once; another member still does', async () => {
+    const ch = await channel(['bob', 'carol']);
+    const sentinel = await group(0, ['bob', 'carol']);
+    const bob = open(0, await streamUrl(0, tok.bob!));
+    const carol = open(2, await streamUrl(2, tok.carol!));
+    try {
+      await until('ready', () => bob.got.some((g) => g.type === 'ready') && carol.got.some((g) => g.type === 'ready'), bob.got);
+      const removed = await request(on(1, `${BASE}/conversations/${ch}/members/bob`), { method: 'DELETE', headers: bearer(tok.machine!) });
+      assert.equal(removed.status, 204, removed.text);
+      await until('member.removed', () => bob.got.some((g) => g.type === 'member.removed' && g.conversation_id === ch), bob.got);
+      await send(() => 2, ch, 'carol', 'after the removal');
+      await until("carol's copy", () => carol.got.some((g) => g.body === 'after the removal'), carol.got);
+      // Published after, on bob's own channel: once bob has it, a copy of the message would have come.
+      await send(() => 1, sentinel, 'carol', 'sentinel');
+      await until('the sentinel', () => bob.got.some((g) => g.body === 'sentinel'), bob.got);
+      assert.deepEqual(bob.got.filter((g) => g.conversation_id === ch).map((g) => g.type).filter((t) => t !== 'member.removed'), [], 'nothing from the channel after the removal');
+    } finally {
+      bob.es.close();
+      carol.es.close();
+    }
+  });
+});
+
 describe('limits and presence hold cluster-wide', () => {
   test('a per-user send limit counts sends through every node together', async () => {
     // A cluster of its own would cost seconds; the limit here is the configured one, so a user

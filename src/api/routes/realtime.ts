@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../errors/catalog.ts';
 import { USER_SCOPE } from '../../identity/catalog.ts';
 import { conversationChannel, userChannel } from '../../bus/channels.ts';
+import { MAX_GRANT_CHANNELS } from '../../realtime/credential.ts';
 import { STREAM_PATH } from '../../realtime/index.ts';
 import { defineRoute } from '../route.ts';
 import { ApplicationParams, Closed, Id } from '../schemas/common.ts';
@@ -50,8 +51,14 @@ export const getRealtimeToken = defineRoute({
     if (query.conversation_id !== undefined && (viewed === null || viewed.type !== 'CHANNEL' || viewed.visibility !== 'PUBLIC')) {
       throw new ApiError('not_found', 'no such public channel in this application');
     }
-    const ids = new Set(channelIds);
+    // A credential names at most MAX_GRANT_CHANNELS channels (the stream's event id carries a
+    // position for each): the own channel, the viewed one, then member CHANNELs up to the cap.
+    const ids = new Set<string>();
     if (query.conversation_id !== undefined) ids.add(query.conversation_id);
+    for (const id of channelIds) {
+      if (ids.size >= MAX_GRANT_CHANNELS - 1) break;
+      ids.add(id);
+    }
     const channels = [userChannel(tenant_id, user_id), ...[...ids].map((id) => conversationChannel(tenant_id, application_id, id))];
     const expires = Math.min(Date.now() + services.config.realtime.tokenTtlMs, principal.exp * 1000);
     const credential = signer.sign({ tenant_id, application_id, user_id, channels, expires });

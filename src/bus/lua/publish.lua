@@ -10,7 +10,8 @@
 -- ARGV[5] maxAgeMs
 -- ARGV[6] TTL of both keys in ms
 -- ARGV[7] pub/sub channel
--- Answers { epoch, entry id, id of the previous entry of the epoch or '' }.
+-- Answers { epoch, entry id, id of the previous entry of the epoch, '0-0' after an empty epoch
+-- (head.lua), or '' }.
 
 local stream, meta = KEYS[1], KEYS[2]
 
@@ -21,11 +22,16 @@ if not now then
 end
 
 -- A history exists only when both keys do: a stream without its meta (or the reverse) is what
--- is left of an expired or deleted channel, and starts over under a new epoch.
+-- is left of an expired or deleted channel, and starts over under a new epoch. The exception is
+-- an empty epoch fixed by head.lua (last = '0-0'): nothing was published in it, so nothing can
+-- have been lost, and it continues (its first entry's `p` is '0-0', which read-since.lua knows).
 local epoch = redis.call('HGET', meta, 'epoch')
 local last = false
-if epoch and redis.call('EXISTS', stream) == 1 then
-  last = redis.call('HGET', meta, 'last')
+local stored = epoch and redis.call('HGET', meta, 'last')
+if epoch and stored == '0-0' then
+  last = stored
+elseif epoch and redis.call('EXISTS', stream) == 1 then
+  last = stored
 else
   redis.call('DEL', stream, meta)
   epoch = ARGV[1]

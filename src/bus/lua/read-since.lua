@@ -11,7 +11,13 @@ local stream, meta = KEYS[1], KEYS[2]
 local after = ARGV[2]
 
 local epoch = redis.call('HGET', meta, 'epoch')
-if not epoch or epoch ~= ARGV[1] or redis.call('EXISTS', stream) == 0 then
+if not epoch or epoch ~= ARGV[1] then
+  return { 0 }
+end
+local last = redis.call('HGET', meta, 'last')
+-- No stream: an empty epoch (head.lua, last = '0-0') before its first publish, else a history
+-- whose events were deleted.
+if not last or (last ~= '0-0' and redis.call('EXISTS', stream) == 0) then
   return { 0 }
 end
 
@@ -27,8 +33,7 @@ local function cmp(a, b)
   return 0
 end
 
-local last = redis.call('HGET', meta, 'last')
-if not last or cmp(after, last) > 0 then
+if cmp(after, last) > 0 then
   return { 0 } -- never published in this epoch (another channel's id, or made up)
 end
 
