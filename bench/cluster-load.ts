@@ -4,6 +4,7 @@
  * and member per request) and history pages (GET ?limit=50), each measured with the CPU every
  * process of the cluster used and where the nodes ran the conversation operations.
  */
+import { inParallel } from './lib/parallel.ts';
 import { BASE, expectOk, type Api } from './fanout-sender.ts';
 import { sendBody } from './messages.ts';
 import { busy, callsBetween, ClusterCpu, scrapeAll, type CpuUse } from './lib/cluster-metrics.ts';
@@ -22,20 +23,6 @@ export const PAGE = 50;
 export interface Conversation {
   id: string;
   members: string[];
-}
-
-/** Runs `work` over `items` with at most `width` in flight (as in messages.ts). */
-export async function inParallel<T, R>(items: T[], width: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
-  return out;
 }
 
 export async function createConversations(api: Api): Promise<Conversation[]> {

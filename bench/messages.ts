@@ -28,6 +28,7 @@ import path from 'node:path';
 import { startBare, type BareServer } from './lib/bare.ts';
 import { summarize } from './lib/compare.ts';
 import { BenchError } from './lib/errors.ts';
+import { inParallel } from './lib/parallel.ts';
 import { runFixedRate, type FixedRateReport } from './lib/fixed-rate.ts';
 import { devMachineToken } from './lib/machine-token.ts';
 import { freePort, onExit, startTsx, type ManagedProcess } from './lib/processes.ts';
@@ -76,20 +77,6 @@ async function expectOk(api: Api, method: string, route: string, body?: unknown)
   const res = await call(api, method, route, body);
   if (res.status < 200 || res.status > 299) throw new BenchError(`${method} ${route} answered ${res.status}, not 2xx:\n${res.text.slice(0, 2000)}`);
   return res;
-}
-
-/** Runs `work` over `items` with at most `width` in flight. */
-async function inParallel<T, R>(items: T[], width: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
-  return out;
 }
 
 interface Conversation {
