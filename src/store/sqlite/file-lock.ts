@@ -16,6 +16,7 @@ export class FileLock {
     const db = new Database(`${dbPath}.lock`, { timeout: 0 });
     try {
       db.pragma('locking_mode = EXCLUSIVE');
+      db.pragma('journal_mode = MEMORY'); // nothing worth a journal file here
       db.pragma('busy_timeout = 0');
       db.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER)');
       db.exec('BEGIN EXCLUSIVE');
