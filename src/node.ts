@@ -26,6 +26,7 @@ import { newRetentionStats, startRetentionJob } from './retention/retention-job.
 import { redisRetentionLease } from './retention/retention-lease.ts';
 import { registerRetentionMetrics } from './retention/retention-metrics.ts';
 import { Hub, RealtimeCredentials, STREAM_PATH, loadRealtimeSecret, streamHandler } from './realtime/index.ts';
+import { readableConversations } from './realtime/readable.ts';
 
 export interface RunningNode {
   port: number;
@@ -134,6 +135,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
       hub,
       bus,
       credentials: realtimeCredentials,
+      readable: readableConversations(store),
       options: { maxBufferedBytes: cfg.realtime.maxBufferedBytes, retryMs: 3000 },
       onError: (err) => log.warn({ err: (err as Error).message }, 'realtime resume failed'),
     }),

@@ -426,6 +426,7 @@ describe('positions of silent channels, and channels the user loses while the st
   test('a member who leaves, and the members of a deleted CHANNEL, stop following it at that event', async () => {
     const ch = (await post('/conversations', tok.carol!, { type: 'CHANNEL', name: 'short-lived' })).json().conversation_id as string;
     for (const u of ['bob', 'frank']) assert.equal((await post(`/conversations/${ch}/members`, tok.carol!, { user_id: u })).status, 201);
+    const bobUrl = (await tokenFor('bob')).json().stream_url as string;
     const [bob, frank] = await Promise.all([streamOf('bob'), streamOf('frank')]);
     assert.equal((await request(`${base()}/conversations/${ch}/members/frank`, { method: 'DELETE', headers: bearer(tok.frank!) })).status, 204);
     const left = await frank.event('member.removed', (g) => g.data.conversation_id === ch);
@@ -437,5 +438,11 @@ describe('positions of silent channels, and channels the user loses while the st
     assert.ok(entries(deleted.id).get(tagOf(ch))!.startsWith('~'), 'a deleted conversation is dropped');
     // member.removed comes on the channel and on frank's own channel; nothing else after leaving.
     assert.ok(frank.about(ch).length > 0 && frank.about(ch).every((e) => e.type === 'member.removed'), JSON.stringify(frank.about(ch).map((e) => e.type)));
+    // A credential issued before the deletion, opened afresh (no Last-Event-ID): the check at
+    // connect drops the deleted conversation from the first id on.
+    const late = new Client(bobUrl);
+    clients.push(late);
+    const ready = await late.event('ready');
+    assert.ok(entries(ready.id).get(tagOf(ch))!.startsWith('~'), `dropped at connect: ${ready.id}`);
   });
 });

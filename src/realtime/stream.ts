@@ -30,7 +30,7 @@ import type { ChatEventBody } from '../actors/events.ts';
 import { ApiError } from '../errors/catalog.ts';
 import { sendError, type Exchange } from '../http/respond.ts';
 import type { RealtimeCredentials, RealtimeGrant } from './credential.ts';
-import { conversationChannel } from '../bus/channels.ts';
+import { conversationChannel, parseChannel } from '../bus/channels.ts';
 import { DROPPED_PREFIX, channelTag, encodePositions, parseEventId } from './event-id.ts';
 import { frameOf, type Frame, type Hub, type HubStream } from './hub.ts';
 
@@ -46,6 +46,13 @@ export interface StreamDeps {
   bus: EventStreams<ChatEventBody>;
   credentials: RealtimeCredentials;
   options: StreamOptions;
+  /**
+   * At each connect: which conversations of the grant the user may still read (an ACTIVE
+   * member, or a PUBLIC channel). The stream drops the others before `ready`, so a credential
+   * issued before a removal never brings the conversation back, with or without Last-Event-ID.
+   * Absent: the grant is trusted for its lifetime (unit tests of the stream alone).
+   */
+  readable?: (grant: RealtimeGrant, conversation_ids: string[]) => Promise<ReadonlySet<string>>;
   onError?: (err: unknown) => void;
 }
 
@@ -127,6 +134,7 @@ class Stream implements HubStream {
    * was replayed and held back. `known` null: Last-Event-ID was given but is not ours.
    */
   async start(known: ReadonlyMap<string, string> | null, resuming: boolean): Promise<void> {
+    await this.checkReadable();
     const from = new Map<string, string>();
     const replayed = new Map<string, Frame[]>();
     let reset = known === null;
@@ -232,10 +240,24 @@ class Stream implements HubStream {
     return null;
   }
 
+  /** Drops the conversations of the grant the user may no longer read (see StreamDeps.readable). */
+  private async checkReadable(): Promise<void> {
+    if (this.deps.readable === undefined) return;
+    const byId = new Map<string, string>();
+    for (const [tag, channel] of this.followed) {
+      const parsed = parseChannel(channel);
+      if (parsed?.kind === 'conversation') byId.set(parsed.conversation_id, tag);
+    }
+    if (byId.size === 0) return;
+    const allowed = await this.deps.readable(this.grant, [...byId.keys()]);
+    for (const [id, tag] of byId) if (!allowed.has(id) && this.followed.has(tag)) this.drop(tag);
+  }
+
   /** Stops following a channel at once: out of the hub, and marked dropped in the composite id. */
   private drop(tag: string): void {
     const channel = this.followed.get(tag)!;
     this.followed.delete(tag);
+    this.joinedAt.delete(tag); // no starting position for a channel no longer followed
     this.positions.set(tag, encodeURIComponent(this.dropped));
     this.deps.hub.leaveChannel(this, channel);
   }
