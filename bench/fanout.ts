@@ -21,6 +21,7 @@
  * Goals (issue 4): p99 < 50 ms at the base rate, >= 100,000 events/s per core, < 8 KB per idle
  * connection.
  */
+import { envReader } from '../src/config/env-reader.ts';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,15 +49,7 @@ interface FanoutSettings {
 
 function fanoutSettings(env: Record<string, string | undefined> = process.env): FanoutSettings {
   const problems: string[] = [];
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return Number(raw);
-  };
+  const { int } = envReader(env, problems);
   const connections = int('BENCH_FANOUT_CONNECTIONS', 10_000, 1, 100_000);
   const rate = int('BENCH_FANOUT_RATE', 10, 1, 1000);
   const rawSteps = env.BENCH_FANOUT_STEPS ?? '20,40';

@@ -74,7 +74,9 @@ describe('HAProxy configuration', () => {
 
 describe('docker-compose.cluster.yml', () => {
   const services = loadCompose(path.join(ROOT, 'docker-compose.cluster.yml'));
-  const chatNames = envNamesIn(fs.readFileSync(path.join(ROOT, 'src/config/index.ts'), 'utf8'), 'CHAT_');
+  const configDir = path.join(ROOT, 'src/config');
+  const configSources = fs.readdirSync(configDir).filter((f) => f.endsWith('.ts')).map((f) => fs.readFileSync(path.join(configDir, f), 'utf8'));
+  const chatNames = envNamesIn(configSources.join('\n'), 'CHAT_');
   const idpNames = envNamesIn(fs.readFileSync(path.join(ROOT, 'src/idp/main.ts'), 'utf8'), 'IDP_');
   const dotenv = parseDotenv(renderComposeEnv());
   const nodes = services.filter((s) => s.environment.CHAT_NODE_ID !== undefined);

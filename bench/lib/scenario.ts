@@ -2,6 +2,7 @@
  * What a benchmark scenario is to bench/run.ts: a name, a one-line description, and a run that
  * returns its measurements, headline figures and goals. Settings come from the environment.
  */
+import { envReader } from '../../src/config/env-reader.ts';
 import { BenchError } from './errors.ts';
 import type { WrkResult } from './wrk.ts';
 
@@ -50,15 +51,7 @@ export function goal(figure: string, value: number, op: Goal['op'], threshold: n
 
 export function settingsFromEnv(env: Record<string, string | undefined> = process.env): BenchSettings {
   const problems: string[] = [];
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return Number(raw);
-  };
+  const { int } = envReader(env, problems);
   const settings = {
     seconds: int('BENCH_SECONDS', 10, 1, 120),
     connections: int('BENCH_CONNECTIONS', 50, 1, 10_000),

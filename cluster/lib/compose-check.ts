@@ -1,6 +1,6 @@
 /**
  * Static checks of docker-compose.cluster.yml, since no Docker engine runs where the tests do:
- * every variable it sets is one the chat node (src/config/index.ts) or the IdP (src/idp/main.ts)
+ * every variable it sets is one the chat node (src/config/) or the IdP (src/idp/main.ts)
  * reads — a misspelt name would be silently ignored and the default used — and every service it
  * names (depends_on, URLs, contact points, HAProxy's servers) exists.
  */

@@ -3,10 +3,15 @@
  * process refuses to start with one clear line per problem (see README's configuration table).
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from './paths.ts';
 import { decodeSecret } from './secrets.ts';
+import { envReader, type Env } from './env-reader.ts';
+import { clusterSettings, type ClusterConfig } from './cluster.ts';
+import { pushPlatformSettings, type ApnsSettings, type FcmSettings } from './push-platforms.ts';
+
+export type { ClusterConfig } from './cluster.ts';
+export type { ApnsSettings, FcmSettings } from './push-platforms.ts';
 
 export interface RateRule {
   limit: number;
@@ -24,46 +29,6 @@ export type StoreSettings =
   | { driver: 'sqlite'; mode: 'exclusive' | 'shared-file' }
   | { driver: 'cassandra'; contactPoints: string[]; localDataCenter: string; keyspace: string; replicationFactor: number; username: string | null; password: string | null };
 
-/**
- * The cluster (docs/sharding.md, docs/deploy.md). `none`: a cluster of one, everything in
- * process. `redis`: membership, placement, the bus, presence and rate limits on Redis, and
- * requests for conversations owned elsewhere forwarded over the internal port.
- */
-export type ClusterConfig =
-  | { mode: 'none' }
-  | {
-      mode: 'redis';
-      redisUrl: string;
-      keyPrefix: string;
-      nodeId: string;
-      internalHost: string;
-      /** 0: any free port (the advertised URL is then fixed up after listen). */
-      internalPort: number;
-      /** How peers reach this node's internal port; null: derived from host and port. */
-      internalUrl: string | null;
-      secret: string;
-      heartbeatMs: number;
-      nodeTtlMs: number;
-      forwardTimeoutMs: number;
-    };
-
-/** FCM HTTP v1 (src/push/fcm-sender.ts); null: fcm tokens are stored but not delivered. */
-export interface FcmSettings {
-  serviceAccountFile: string;
-  projectId: string | null;
-  endpoint: string | null;
-  tokenUri: string | null;
-}
-
-/** APNs with token auth (src/push/apns-sender.ts); null: apns tokens are stored but not delivered. */
-export interface ApnsSettings {
-  keyFile: string;
-  keyId: string;
-  teamId: string;
-  topic: string;
-  /** `production`, `sandbox`, or an https origin. */
-  origin: string;
-}
 
 export interface WebPushConfig {
   enabled: boolean;
@@ -141,41 +106,11 @@ export const API_PREFIX = '/api/v1';
 export const TOKEN_AUDIENCE = 'chat-api';
 export const DEFAULT_FIXTURE = path.join(PROJECT_ROOT, 'src/idp/demo-fixture.json');
 
-type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
-  const str = (name: string, fallback: string): string => {
-    const v = env[name];
-    return v === undefined || v === '' ? fallback : v;
-  };
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return Number(raw);
-  };
-  const bool = (name: string, fallback: boolean): boolean => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
-    if (['0', 'false', 'off', 'no'].includes(raw)) return false;
-    problems.push(`${name} must be true or false (got "${raw}")`);
-    return fallback;
-  };
-  const url = (name: string, value: string): string => {
-    try {
-      const u = new URL(value);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-      return value.replace(/\/+$/, '');
-    } catch {
-      problems.push(`${name} must be an absolute http(s) URL (got "${value}")`);
-      return value;
-    }
-  };
+  const reader = envReader(env, problems);
+  const { str, int, bool, url } = reader;
   const rate = (name: string, fallback: RateRule): RateRule => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -210,38 +145,8 @@ export function loadConfig(env: Env = process.env): Config {
     idp = { driver: 'embedded', fixturePath: DEFAULT_FIXTURE, devLogin: true };
   }
 
-  const clusterMode = str('CHAT_CLUSTER', 'none');
-  if (clusterMode !== 'none' && clusterMode !== 'redis') problems.push(`CHAT_CLUSTER must be "none" or "redis" (got "${clusterMode}")`);
-  const clustered = clusterMode === 'redis';
-  let cluster: ClusterConfig = { mode: 'none' };
-  if (clustered) {
-    const redisUrl = str('CHAT_REDIS_URL', '');
-    if (!/^rediss?:\/\//.test(redisUrl)) problems.push(`CHAT_REDIS_URL must be a redis:// or rediss:// URL when CHAT_CLUSTER=redis (got "${redisUrl}")`);
-    const secret = str('CHAT_CLUSTER_SECRET', '');
-    if (secret.length < 16) problems.push('CHAT_CLUSTER_SECRET must be set (at least 16 characters, the same on every node) when CHAT_CLUSTER=redis');
-    for (const name of ['CHAT_CURSOR_SECRET', 'CHAT_REALTIME_SECRET']) {
-      if (!env[name]) problems.push(`${name} must be set (the same on every node) when CHAT_CLUSTER=redis: a secret generated per node would not verify on the others`);
-    }
-    const nodeId = str('CHAT_NODE_ID', `${os.hostname()}-${process.pid}`);
-    if (!/^[A-Za-z0-9_.:-]{1,100}$/.test(nodeId)) problems.push(`CHAT_NODE_ID must be 1-100 characters of letters, digits, _ . : - (got "${nodeId}")`);
-    const heartbeatMs = int('CHAT_HEARTBEAT_MS', 1000, 50, 60_000);
-    const nodeTtlMs = int('CHAT_NODE_TTL_MS', 5000, 200, 600_000);
-    if (nodeTtlMs < 2 * heartbeatMs) problems.push(`CHAT_NODE_TTL_MS must be at least twice CHAT_HEARTBEAT_MS (got ${nodeTtlMs} and ${heartbeatMs})`);
-    const internalUrl = env.CHAT_INTERNAL_URL ? url('CHAT_INTERNAL_URL', env.CHAT_INTERNAL_URL) : null;
-    cluster = {
-      mode: 'redis',
-      redisUrl,
-      keyPrefix: str('CHAT_REDIS_KEY_PREFIX', 'chat:'),
-      nodeId,
-      internalHost: str('CHAT_INTERNAL_HOST', str('CHAT_HOST', '127.0.0.1')),
-      internalPort: int('CHAT_INTERNAL_PORT', 0, 0, 65535),
-      internalUrl,
-      secret,
-      heartbeatMs,
-      nodeTtlMs,
-      forwardTimeoutMs: int('CHAT_FORWARD_TIMEOUT_MS', 5000, 100, 120_000),
-    };
-  }
+  const cluster = clusterSettings(env, reader, problems);
+  const clustered = cluster.mode === 'redis';
 
   const rateDriver = str('CHAT_RATE_LIMIT_DRIVER', clustered ? 'redis' : 'memory');
   if (rateDriver !== 'memory' && rateDriver !== 'redis') problems.push(`CHAT_RATE_LIMIT_DRIVER must be "memory" or "redis" (got "${rateDriver}")`);
@@ -289,39 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
   const pushTimeoutMs = int('CHAT_PUSH_TIMEOUT_MS', 10_000, 100, 120_000);
   const pushCaFile = env.CHAT_PUSH_CA_FILE ? path.resolve(env.CHAT_PUSH_CA_FILE) : null;
   if (pushCaFile !== null && !fs.existsSync(pushCaFile)) problems.push(`CHAT_PUSH_CA_FILE must name a readable PEM file (got "${env.CHAT_PUSH_CA_FILE ?? ''}")`);
-  const fileSetting = (name: string): string | null => {
-    const raw = env[name];
-    if (!raw) return null;
-    const file = path.resolve(raw);
-    if (!fs.existsSync(file)) problems.push(`${name} must name a readable file (got "${raw}")`);
-    return file;
-  };
-  const fcmFile = fileSetting('CHAT_FCM_SERVICE_ACCOUNT_FILE');
-  const fcm: FcmSettings | null = fcmFile
-    ? {
-        serviceAccountFile: fcmFile,
-        projectId: env.CHAT_FCM_PROJECT_ID || null,
-        endpoint: env.CHAT_FCM_ENDPOINT ? url('CHAT_FCM_ENDPOINT', env.CHAT_FCM_ENDPOINT) : null,
-        tokenUri: env.CHAT_FCM_TOKEN_URI ? url('CHAT_FCM_TOKEN_URI', env.CHAT_FCM_TOKEN_URI) : null,
-      }
-    : null;
-  const apnsFile = fileSetting('CHAT_APNS_KEY_FILE');
-  let apns: ApnsSettings | null = null;
-  if (apnsFile) {
-    const keyId = str('CHAT_APNS_KEY_ID', '');
-    const teamId = str('CHAT_APNS_TEAM_ID', '');
-    const topic = str('CHAT_APNS_TOPIC', '');
-    if (!/^[A-Z0-9]{10}$/i.test(keyId)) problems.push(`CHAT_APNS_KEY_ID must be the 10-character key id (got "${keyId}")`);
-    if (!/^[A-Z0-9]{10}$/i.test(teamId)) problems.push(`CHAT_APNS_TEAM_ID must be the 10-character team id (got "${teamId}")`);
-    if (topic === '') problems.push('CHAT_APNS_TOPIC must be the app bundle id when CHAT_APNS_KEY_FILE is set');
-    const origin = str('CHAT_APNS_ENV', 'production');
-    if (origin !== 'production' && origin !== 'sandbox' && !/^https:\/\//.test(origin)) problems.push(`CHAT_APNS_ENV must be production, sandbox or an https:// origin (got "${origin}")`);
-    apns = { keyFile: apnsFile, keyId, teamId, topic, origin };
-  } else {
-    for (const name of ['CHAT_APNS_KEY_ID', 'CHAT_APNS_TEAM_ID', 'CHAT_APNS_TOPIC']) {
-      if (env[name]) problems.push(`${name} is set but CHAT_APNS_KEY_FILE is not: APNs needs its key file`);
-    }
-  }
+  const { fcm, apns } = pushPlatformSettings(env, reader, problems);
   const presenceWindowMs = int('CHAT_PRESENCE_WINDOW_MS', 60_000, 100, 3_600_000);
 
   const retentionIntervalMs = int('CHAT_RETENTION_INTERVAL_MS', 3_600_000, 0, 7 * 86_400_000);
