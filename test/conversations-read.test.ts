@@ -199,5 +199,10 @@ describe('history pages served from the page cache', () => {
 
     await store.members.setStatus({ ...w, user_id: 'frank', status: 'LEFT' });
     assertErrorBody(await get(`/conversations/${conversation_id}/messages?limit=10`, tok.frank!), 403, 'not_conversation_member');
+
+    const metrics = (await request(`http://127.0.0.1:${node.metricsPort}/metrics`)).text;
+    const count = (result: string): number => Number(new RegExp(`^chat_history_cache_requests_total\\{result="${result}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? -1);
+    assert.ok(count('hit') >= 3 && count('miss') >= 5, `hits and misses are counted:\n${metrics.split('\n').filter((l) => l.startsWith('chat_history')).join('\n')}`);
+    assert.match(metrics, /^chat_history_cache_bytes \d+/m);
   });
 });

@@ -147,7 +147,7 @@ export class Edge {
       // Shutting down: a request on a kept-alive connection is refused as retryable, and the
       // connection closed, so the client (or the load balancer) retries on another node.
       sendError(ex, new ApiError('service_unavailable', 'this node is shutting down; retry the request', { 'Retry-After': '1' }), url, true);
-      this.finish(ex, 'draining', method, started);
+      this.finish(ex, match?.kind === 'found' ? match.route.path : 'unmatched', method, started);
       return;
     }
     if (match === null) {
