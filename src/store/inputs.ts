@@ -5,7 +5,7 @@
 import { timestampOrNow } from './positions.ts';
 import type { ConversationRecord, MessageRecord } from './records.ts';
 import type { CreateConversationInput } from './types-conversations.ts';
-import type { AppendMessageInput } from './types-messages.ts';
+import type { AppendMessageInput, RetentionInput } from './types-messages.ts';
 
 export const CONVERSATION_TYPES: ReadonlySet<string> = new Set(['DIRECT', 'GROUP', 'CHANNEL']);
 export const MESSAGE_TYPES: ReadonlySet<string> = new Set(['TEXT', 'SYSTEM', 'FILE']);
@@ -92,4 +92,14 @@ export function newMessageRecord(input: AppendMessageInput, at: string): Message
     created_at: at,
     updated_at: at,
   };
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A retention pass's rules; answers the batch size and the cutoff (messages older are expired). */
+export function checkRetention(input: RetentionInput): { batch: number; cutoff: string } {
+  if (!Number.isInteger(input.days) || input.days < 1) throw new RangeError(`retention days must be an integer >= 1 (got ${input.days})`);
+  const batch = input.batch_size ?? 500;
+  if (!Number.isInteger(batch) || batch < 1) throw new RangeError('batch_size must be a positive integer');
+  return { batch, cutoff: new Date(Date.parse(timestampOrNow(input.at)) - input.days * DAY_MS).toISOString() };
 }

@@ -9,14 +9,12 @@
  * Each subscription's answer is scripted: 201 (default), any status (with a Retry-After), or
  * `hang` (never answers).
  */
-import { execFileSync } from 'node:child_process';
+import { selfSignedCert } from './push-tls.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import os from 'node:os';
-import path from 'node:path';
 import type { Socket } from 'node:net';
 import { jwtVerify, importJWK } from 'jose';
 
@@ -70,19 +68,12 @@ export class StandInPushService {
   }
 
   static async start(): Promise<StandInPushService> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'push-service-'));
-    const key = path.join(dir, 'key.pem');
-    const cert = path.join(dir, 'cert.pem');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-addext', 'basicConstraints=critical,CA:TRUE',
-    ], { stdio: 'ignore' });
-    const server = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) });
+    const { dir, key, cert, caFile } = selfSignedCert('push-service');
+    const server = https.createServer({ key, cert });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const addr = server.address();
     if (addr === null || typeof addr === 'string') throw new Error('no address');
-    return new StandInPushService(server, `https://127.0.0.1:${addr.port}`, cert, dir);
+    return new StandInPushService(server, `https://127.0.0.1:${addr.port}`, caFile, dir);
   }
 
   /** The key the node publishes at GET /notifications/vapid-public-key. */

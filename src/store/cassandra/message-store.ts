@@ -33,9 +33,8 @@ import type { CassandraProfileStore } from './profiles.ts';
 import type { ReactionsTable } from './reactions.ts';
 import { dayOf } from './rows.ts';
 import { checkEpoch } from './validate.ts';
-import { checkAppend, newMessageRecord } from '../inputs.ts';
+import { checkAppend, checkRetention, newMessageRecord } from '../inputs.ts';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 export class CassandraMessageStore implements MessageStore {
   constructor(
@@ -123,10 +122,7 @@ export class CassandraMessageStore implements MessageStore {
   }
 
   async deleteExpired(input: RetentionInput): Promise<number> {
-    if (!Number.isInteger(input.days) || input.days < 1) throw new RangeError(`retention days must be an integer >= 1 (got ${input.days})`);
-    const batch = input.batch_size ?? 500;
-    if (!Number.isInteger(batch) || batch < 1) throw new RangeError('batch_size must be a positive integer');
-    const cutoff = new Date(Date.parse(timestampOrNow(input.at)) - input.days * DAY_MS).toISOString();
+    const { batch, cutoff } = checkRetention(input);
     return this.h.op(async () => {
       let total = 0;
       for (const day of await this.table.days(input.tenant_id, dayOf(cutoff))) {

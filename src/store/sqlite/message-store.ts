@@ -11,7 +11,7 @@ import type { ConversationsTable } from './conversations.ts';
 import { toView, type MessagesTable } from './messages.ts';
 import type { ReactionsTable } from './reactions.ts';
 import { checkEpoch, type SqliteHandle } from './shared.ts';
-import { checkAppend } from '../inputs.ts';
+import { checkAppend, checkRetention } from '../inputs.ts';
 
 
 /** A UNIQUE, PRIMARY KEY or FOREIGN KEY violation (better-sqlite3's SqliteError codes). */
@@ -19,7 +19,6 @@ function isConstraintError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT');
 }
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 export class SqliteMessageStore implements MessageStore {
   constructor(
@@ -117,10 +116,7 @@ export class SqliteMessageStore implements MessageStore {
   }
 
   async deleteExpired(input: RetentionInput): Promise<number> {
-    if (!Number.isInteger(input.days) || input.days < 1) throw new RangeError(`retention days must be an integer >= 1 (got ${input.days})`);
-    const batch = input.batch_size ?? 500;
-    if (!Number.isInteger(batch) || batch < 1) throw new RangeError('batch_size must be a positive integer');
-    const cutoff = new Date(Date.parse(timestampOrNow(input.at)) - input.days * DAY_MS).toISOString();
+    const { batch, cutoff } = checkRetention(input);
     let total = 0;
     for (;;) {
       // One transaction per batch: between two, queued actor writes get their turn.
