@@ -110,7 +110,27 @@ describe('WriteBatcher', () => {
     ]);
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
     assert.deepEqual(db.prepare('SELECT k, v FROM t ORDER BY k').all(), [{ k: 'a', v: 1 }, { k: 'c', v: 4 }]);
-    assert.deepEqual(batcher.stats, { transactions: 1, ops: 4, failedOps: 2, largestBatch: 4 });
+    assert.deepEqual(batcher.stats, { transactions: 1, ops: 4, failedOps: 2, largestBatch: 4, retriedBatches: 1 });
+    db.close();
+  });
+
+  it('runs each op once when none throws (no savepoints), and again from a clean slate when one does', async () => {
+    const db = table();
+    const batcher = new WriteBatcher(db);
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    const runs = { a: 0, b: 0, c: 0 };
+    await Promise.all([batcher.run(() => (runs.a++, insert.run('a', 1))), batcher.run(() => (runs.b++, insert.run('b', 2)))]);
+    assert.deepEqual(runs, { a: 1, b: 1, c: 0 });
+    assert.equal(batcher.stats.retriedBatches, 0);
+    // The second batch: c's first run is undone with the whole transaction, then it runs again.
+    const results = await Promise.allSettled([
+      batcher.run(() => (runs.c++, insert.run('c', 3))),
+      batcher.run(() => insert.run('a', 9)), // primary key violation
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected']);
+    assert.deepEqual(runs, { a: 1, b: 1, c: 2 });
+    assert.equal(batcher.stats.retriedBatches, 1);
+    assert.deepEqual(db.prepare('SELECT k, v FROM t ORDER BY k').all(), [{ k: 'a', v: 1 }, { k: 'b', v: 2 }, { k: 'c', v: 3 }]);
     db.close();
   });
 

@@ -8,11 +8,24 @@
  *     run(a) run(b) run(c)            (same tick: actors, HTTP callbacks)
  *          \    |    /
  *     BEGIN IMMEDIATE
+ *       a(); b(); c()                 (the fast path: no op threw)
+ *     COMMIT                          (one fsync)
+ *     resolve(a) resolve(b) resolve(c) (only now: an acknowledged write is durable)
+ *
+ * When an op throws (a conflict, a fencing error: rare), the whole transaction is rolled back and
+ * the batch runs again op by op, each in its own savepoint, so that only that op fails:
+ *
+ *     BEGIN IMMEDIATE
  *       SAVEPOINT op; a(); RELEASE op
  *       SAVEPOINT op; b(); -> throws -> ROLLBACK TO op; RELEASE op   (only b fails)
  *       SAVEPOINT op; c(); RELEASE op
- *     COMMIT                          (one fsync)
- *     resolve(a) reject(b) resolve(c) (only now: an acknowledged write is durable)
+ *     COMMIT
+ *     resolve(a) reject(b) resolve(c)
+ *
+ * Savepoints are not free: every page an op changes is first copied to the statement journal
+ * (measured: ~11% of a send's CPU), which is why the fast path runs without them. An op may
+ * therefore run twice (first attempt undone by the rollback), so ops must have no effect outside
+ * the database; every op of the SQLite driver only reads and writes its tables.
  *
  * When a batch is flushed: on `setImmediate` by default, i.e. after the event loop has handed
  * out everything that arrived (while the previous COMMIT blocked the loop in fsync, requests
@@ -42,6 +55,8 @@ export interface BatcherStats {
   ops: number;
   failedOps: number;
   largestBatch: number;
+  /** Batches run a second time op by op in savepoints, because an op threw on the fast path. */
+  retriedBatches: number;
 }
 
 interface Pending {
@@ -64,7 +79,7 @@ export class WriteBatcher {
   private readonly savepoint: Database.Statement;
   private readonly release: Database.Statement;
   private readonly rollbackTo: Database.Statement;
-  readonly stats: BatcherStats = { transactions: 0, ops: 0, failedOps: 0, largestBatch: 0 };
+  readonly stats: BatcherStats = { transactions: 0, ops: 0, failedOps: 0, largestBatch: 0, retriedBatches: 0 };
 
   constructor(
     private readonly db: Database.Database,
@@ -125,7 +140,14 @@ export class WriteBatcher {
     const outcomes: Outcome[] = [];
     try {
       this.begin.run();
-      for (const pending of batch) outcomes.push(this.runOp(pending.op));
+      if (!this.runFast(batch, outcomes)) {
+        // An op threw: undo everything, then run the batch again with one savepoint per op.
+        this.rollback.run();
+        this.stats.retriedBatches += 1;
+        outcomes.length = 0;
+        this.begin.run();
+        for (const pending of batch) outcomes.push(this.runOp(pending.op));
+      }
       this.commit.run();
     } catch (error) {
       // BEGIN or COMMIT failed, or SQLite aborted the transaction under an op: nothing of this
@@ -143,6 +165,23 @@ export class WriteBatcher {
         pending.reject(outcome.error);
       }
     });
+  }
+
+  /**
+   * Every op of the batch without savepoints. False when one threw and the transaction is still
+   * open (the caller rolls back and retries carefully); a throw that ended the transaction
+   * (SQLite aborted it) is rethrown: nothing of the batch can be kept.
+   */
+  private runFast(batch: Pending[], outcomes: Outcome[]): boolean {
+    for (const pending of batch) {
+      try {
+        outcomes.push({ ok: true, value: pending.op() });
+      } catch (error) {
+        if (!this.db.inTransaction) throw error;
+        return false;
+      }
+    }
+    return true;
   }
 
   /** One op in its own savepoint: a throw undoes the op only. Rethrows if the transaction died. */
