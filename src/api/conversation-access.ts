@@ -6,7 +6,7 @@
  */
 import { ApiError } from '../errors/catalog.ts';
 import type { AccessContext } from '../identity/access.ts';
-import { InvalidPositionError, type ConversationDetail, type ConversationRecord, type Viewer } from '../store/index.ts';
+import { InvalidPositionError, type ConversationDetail, type ConversationGist, type Viewer } from '../store/index.ts';
 import type { Services } from './services.ts';
 import type { CursorKind } from './paging/cursor.ts';
 import { pageLimit } from './paging/limit.ts';
@@ -43,7 +43,7 @@ export async function visibleConversation(services: Services, access: AccessCont
  * (history, members): one primary-key read (the store's gate), no unread count or member
  * preview. Answers the conversation, whose `revision` validates cached history pages.
  */
-export async function assertReadable(services: Services, access: AccessContext | null, params: ConversationParams): Promise<ConversationRecord> {
+export async function assertReadable(services: Services, access: AccessContext | null, params: ConversationParams): Promise<ConversationGist> {
   const viewer = viewerOf(access);
   const gate = await services.store.conversations.gate(params, viewer.kind === 'user' ? viewer.user_id : null);
   if (gate === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);

@@ -4,7 +4,7 @@
  */
 import { timestampOrNow } from './positions.ts';
 import type { ConversationRecord, MessageRecord } from './records.ts';
-import type { CreateConversationInput } from './types-conversations.ts';
+import type { ConversationGist, CreateConversationInput } from './types-conversations.ts';
 import type { AppendMessageInput, RetentionInput } from './types-messages.ts';
 
 export const CONVERSATION_TYPES: ReadonlySet<string> = new Set(['DIRECT', 'GROUP', 'CHANNEL']);
@@ -102,4 +102,9 @@ export function checkRetention(input: RetentionInput): { batch: number; cutoff: 
   const batch = input.batch_size ?? 500;
   if (!Number.isInteger(batch) || batch < 1) throw new RangeError('batch_size must be a positive integer');
   return { batch, cutoff: new Date(Date.parse(timestampOrNow(input.at)) - input.days * DAY_MS).toISOString() };
+}
+
+/** The gate's view of a conversation (types-conversations.ts, ConversationGist). */
+export function gistOf(c: ConversationRecord): ConversationGist {
+  return { conversation_id: c.conversation_id, type: c.type, visibility: c.visibility, status: c.status, revision: c.revision };
 }

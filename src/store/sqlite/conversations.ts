@@ -4,7 +4,7 @@
  */
 import { StaleEpochError } from '../errors.ts';
 import type { ConversationRecord, ConversationType, MemberRole, MemberStatus } from '../records.ts';
-import type { ConversationPatch, ConversationRef } from '../types-conversations.ts';
+import type { ConversationGate, ConversationGist, ConversationPatch, ConversationRef } from '../types-conversations.ts';
 import { checkEpoch, type Db } from './shared.ts';
 
 const LIVE = 'conversation_id = :conversation_id AND tenant_id = :tenant_id AND application_id = :application_id AND deleted_at IS NULL';
@@ -64,10 +64,11 @@ export class ConversationsTable {
   constructor(db: Db) {
     this.byIdStmt = db.prepare<[string], ConversationRow>('SELECT * FROM conversations WHERE conversation_id = ?');
     this.liveStmt = db.prepare<[ConversationRef], ConversationRow>(`SELECT * FROM conversations WHERE ${LIVE}`);
-    this.gateStmt = db.prepare<[ConversationRef & { user_id: string | null }], ConversationRow & { member_status: MemberStatus | null }>(
-      `SELECT c.*, m.status AS member_status FROM conversations c
-        LEFT JOIN members m ON m.conversation_id = c.conversation_id AND m.user_id = :user_id
-        WHERE c.conversation_id = :conversation_id AND c.tenant_id = :tenant_id AND c.application_id = :application_id AND c.deleted_at IS NULL`,
+    // Positional parameters and the gist's columns only: the hot read of history pages.
+    this.gateStmt = db.prepare<[string | null, string, string, string], ConversationGist & { member_status: MemberStatus | null }>(
+      `SELECT c.conversation_id, c.type, c.visibility, c.status, c.revision, m.status AS member_status FROM conversations c
+        LEFT JOIN members m ON m.conversation_id = c.conversation_id AND m.user_id = ?
+        WHERE c.conversation_id = ? AND c.tenant_id = ? AND c.application_id = ? AND c.deleted_at IS NULL`,
     );
     this.insertStmt = db.prepare<[ConversationRow]>(`INSERT INTO conversations (
         conversation_id, tenant_id, application_id, type, visibility, name, description, status, created_by_user_id,
@@ -111,11 +112,13 @@ export class ConversationsTable {
   }
 
   /** The live conversation and the user's membership status (any status; null: none), one statement. */
-  gate(ref: ConversationRef, user_id: string | null): { conversation: ConversationRow; member_status: MemberStatus | null } | null {
-    const row = this.gateStmt.get({ conversation_id: ref.conversation_id, tenant_id: ref.tenant_id, application_id: ref.application_id, user_id });
+  gate(ref: ConversationRef, user_id: string | null): ConversationGate | null {
+    const row = this.gateStmt.get(user_id, ref.conversation_id, ref.tenant_id, ref.application_id);
     if (!row) return null;
-    const { member_status, ...conversation } = row;
-    return { conversation, member_status };
+    return {
+      conversation: { conversation_id: row.conversation_id, type: row.type, visibility: row.visibility, status: row.status, revision: row.revision },
+      member_status: row.member_status,
+    };
   }
 
   insert(row: ConversationRow): void {

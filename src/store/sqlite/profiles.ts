@@ -43,6 +43,7 @@ export class SqliteProfileStore implements ProfileStore {
   private readonly idpStmt;
   private readonly hintStmt;
   private readonly getStmt;
+  private readonly getOneStmt;
   private readonly searchStmt;
 
   constructor(private readonly h: SqliteHandle) {
@@ -57,6 +58,8 @@ export class SqliteProfileStore implements ProfileStore {
         display_name = coalesce(display_name, excluded.display_name), avatar_url = coalesce(avatar_url, excluded.avatar_url),
         name_key = coalesce(name_key, excluded.name_key), updated_at = excluded.updated_at
       WHERE (display_name IS NULL AND excluded.display_name IS NOT NULL) OR (avatar_url IS NULL AND excluded.avatar_url IS NOT NULL)`);
+    // One user (a sender's profile on every send): a primary-key read, no transaction around it.
+    this.getOneStmt = db.prepare<[string, string], ProfileRecord>(`SELECT ${COLUMNS} FROM profiles WHERE tenant_id = ? AND user_id = ?`);
     this.getStmt = db.prepare<[string, string], ProfileRecord>(
       `SELECT ${COLUMNS} FROM profiles WHERE tenant_id = ? AND user_id IN (SELECT value FROM json_each(?))`,
     );
@@ -85,6 +88,13 @@ export class SqliteProfileStore implements ProfileStore {
 
   async get(tenant_id: string, user_ids: readonly string[]): Promise<ProfileRecord[]> {
     if (user_ids.length === 0) return [];
+    if (user_ids.length === 1) {
+      const one = user_ids[0]!;
+      return this.h.readOne(() => {
+        const row = this.getOneStmt.get(tenant_id, one);
+        return row === undefined ? [] : [row];
+      });
+    }
     return this.h.read(() => this.getStmt.all(tenant_id, jsonList(user_ids)));
   }
 
