@@ -7,7 +7,7 @@ import { buildOpenApi } from './api/openapi.ts';
 import { ROUTES } from './api/routes/index.ts';
 import type { Services } from './api/services.ts';
 import { PageCache } from './api/page-cache.ts';
-import { registerPageCacheMetrics } from './api/page-cache-metrics.ts';
+import { registerGateCacheMetrics, registerPageCacheMetrics } from './api/page-cache-metrics.ts';
 import { API_PREFIX, type Config } from './config/index.ts';
 import { ApiError } from './errors/catalog.ts';
 import { Edge } from './http/edge.ts';
@@ -28,6 +28,7 @@ import { redisRetentionLease } from './retention/retention-lease.ts';
 import { registerRetentionMetrics } from './retention/retention-metrics.ts';
 import { Hub, RealtimeCredentials, STREAM_PATH, loadRealtimeSecret, streamHandler } from './realtime/index.ts';
 import { readableConversations } from './realtime/readable.ts';
+import { SqliteChatStore } from './store/sqlite/sqlite-store.ts';
 
 export interface RunningNode {
   port: number;
@@ -123,6 +124,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   if (sharding) registerShardingMetrics(metrics.registry, sharding);
   const pages = new PageCache();
   registerPageCacheMetrics(metrics.registry, pages);
+  if (store instanceof SqliteChatStore) registerGateCacheMetrics(metrics.registry, () => store.gateCacheStats());
   const services: Services = { config: cfg, identity, vapid, store, cursors, actors: sharding?.actors ?? actors, bus, presence, pages, openapi: () => openapi };
   // The realtime stream: credentials signed with a secret every node shares; one hub per node.
   const realtimeCredentials = new RealtimeCredentials(loadRealtimeSecret(cfg.realtime.secret, cfg.dataDir));

@@ -23,3 +23,20 @@ export function registerPageCacheMetrics(registry: Registry, cache: PageCache): 
     },
   });
 }
+
+/** The embedded store's memo of access checks (store/sqlite/gate-cache.ts), when it has one. */
+export function registerGateCacheMetrics(registry: Registry, stats: () => Readonly<{ hits: number; misses: number }> | null): void {
+  new Counter({
+    name: 'chat_store_gate_cache_requests_total',
+    help: 'Access checks of reads inside a conversation asked of the store memo, by result: hit (answered from memory) or miss (read)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+    collect() {
+      const s = stats();
+      this.reset();
+      if (s === null) return;
+      this.inc({ result: 'hit' }, s.hits);
+      this.inc({ result: 'miss' }, s.misses);
+    },
+  });
+}

@@ -16,6 +16,7 @@ import type {
 } from '../types-conversations.ts';
 import { listSql, type ConversationRow, type ConversationsTable, type ListedRow } from './conversations.ts';
 import type { DirectPairsTable } from './direct-pairs.ts';
+import type { GateCache } from './gate-cache.ts';
 import type { MembersTable } from './members.ts';
 import type { ReadStateTable } from './read-state.ts';
 import { checkEpoch, type SqliteHandle } from './shared.ts';
@@ -34,6 +35,8 @@ export class SqliteConversationStore implements ConversationStore {
     private readonly members: MembersTable,
     private readonly pairs: DirectPairsTable,
     private readonly readState: ReadStateTable,
+    /** Exclusive mode only (gate-cache.ts). */
+    private readonly gates: GateCache | null = null,
   ) {
     for (const viewer of ['user', 'machine'] as const) {
       for (const type of [undefined, 'DIRECT', 'GROUP', 'CHANNEL'] as const) {
@@ -65,7 +68,9 @@ export class SqliteConversationStore implements ConversationStore {
 
   async gate(ref: ConversationRef, user_id: string | null): Promise<ConversationGate | null> {
     // One statement is its own snapshot: no read transaction around it (the hot read path).
-    return this.h.readOne(() => this.table.gate(ref, user_id));
+    const gates = this.gates;
+    if (gates === null) return this.h.readOne(() => this.table.gate(ref, user_id));
+    return this.h.readOne(() => gates.get(ref, user_id, () => this.table.gate(ref, user_id)));
   }
 
   async claim(ref: ConversationRef): Promise<ConversationRecord | null> {

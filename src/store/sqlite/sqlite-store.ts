@@ -18,6 +18,7 @@ import Database from 'better-sqlite3';
 import type { ChatStore, SqliteStoreConfig } from '../types.ts';
 import { WriteBatcher, type BatcherStats } from './batcher.ts';
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
+import { GateCache, type GateCacheStats } from './gate-cache.ts';
 import { FileLock } from './file-lock.ts';
 import { SqliteConversationStore } from './conversation-store.ts';
 import { ConversationsTable } from './conversations.ts';
@@ -66,6 +67,7 @@ export class SqliteChatStore implements ChatStore {
   private closed = false;
   private readonly lock: FileLock | null;
   private readonly checkpointer: Checkpointer;
+  private readonly gates: GateCache | null;
 
   constructor(config: SqliteStoreConfig, options: SqliteOpenOptions = {}) {
     const mode = config.mode ?? 'exclusive';
@@ -106,7 +108,9 @@ export class SqliteChatStore implements ChatStore {
     const messages = new MessagesTable(db);
     const reactions = new ReactionsTable(db);
     const readState = new ReadStateTable(db);
-    this.conversations = new SqliteConversationStore(h, conversations, members, new DirectPairsTable(db), readState);
+    // Exclusive mode: this connection is the file's only writer, so its own triggers see every write.
+    this.gates = mode === 'exclusive' ? new GateCache(db) : null;
+    this.conversations = new SqliteConversationStore(h, conversations, members, new DirectPairsTable(db), readState, this.gates);
     this.members = new SqliteMemberStore(h, conversations, members, readState);
     this.messages = new SqliteMessageStore(h, conversations, messages, reactions);
     this.reactions = new SqliteReactionStore(h, conversations, messages, reactions);
@@ -121,6 +125,11 @@ export class SqliteChatStore implements ChatStore {
   /** Group-commit counters: `transactions` below `ops` is batching at work. */
   stats(): Readonly<BatcherStats> {
     return { ...this.batcher.stats };
+  }
+
+  /** Gate memo counters (gate-cache.ts); null in shared-file mode, which has none. */
+  gateCacheStats(): Readonly<GateCacheStats> | null {
+    return this.gates === null ? null : { ...this.gates.stats };
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,113 @@
+/**
+ * The gate memo of the SQLite driver's exclusive mode (src/store/sqlite/gate-cache.ts): answers
+ * are served from memory while nothing changed, and every kind of write to a conversation or its
+ * members shows at the very next gate, whichever write path (and trigger) made it.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createStore, sqliteStorePath } from '../../src/store/index.ts';
+import type { SqliteChatStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { createConversation, ref, send, w, type TestKit } from '../../src/store/contract/fixtures.ts';
+import { tempDirs } from './helpers.ts';
+
+const dir = tempDirs('chat-gate-cache');
+
+async function withKit(mode: 'exclusive' | 'shared-file', body: (kit: TestKit, store: SqliteChatStore) => Promise<void>): Promise<void> {
+  const store = (await createStore({ driver: 'sqlite', path: sqliteStorePath(dir()), mode })) as SqliteChatStore;
+  let n = 0;
+  const at = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+  const kit: TestKit = { store, ctx: { tenant_id: 'acme', application_id: 'app-1' }, tick: () => at((n += 1)), at };
+  try {
+    await body(kit, store);
+  } finally {
+    await store.close();
+  }
+}
+
+describe('SQLite gate cache (exclusive mode)', () => {
+  it('answers repeated gates from memory', async () => {
+    await withKit('exclusive', async (kit, store) => {
+      const conv = await createConversation(kit, ['ann', 'bob']);
+      const first = await kit.store.conversations.gate(ref(conv), 'ann');
+      const before = store.gateCacheStats()!;
+      for (let i = 0; i < 5; i++) assert.deepEqual(await kit.store.conversations.gate(ref(conv), 'ann'), first);
+      const after = store.gateCacheStats()!;
+      assert.equal(after.hits - before.hits, 5);
+      assert.equal(after.misses, before.misses);
+    });
+  });
+
+  it('never answers a state a write has changed', async () => {
+    await withKit('exclusive', async (kit) => {
+      const conv = await createConversation(kit, ['ann', 'bob']);
+      const gate = async (user: string | null) => kit.store.conversations.gate(ref(conv), user);
+      const revision = async (): Promise<number> => (await gate(null))!.conversation.revision;
+
+      // Membership: a stranger cached as nobody becomes a member, then leaves, then is removed.
+      assert.equal((await gate('cat'))?.member_status, null);
+      await kit.store.members.add({ ...w(conv), user_id: 'cat', role: 'MEMBER', member_id: 'm-cat' });
+      assert.equal((await gate('cat'))?.member_status, 'ACTIVE');
+      assert.equal((await gate('bob'))?.member_status, 'ACTIVE');
+      await kit.store.members.setStatus({ ...w(conv), user_id: 'bob', status: 'LEFT' });
+      assert.equal((await gate('bob'))?.member_status, 'LEFT');
+      await kit.store.members.setStatus({ ...w(conv), user_id: 'cat', status: 'REMOVED' });
+      assert.equal((await gate('cat'))?.member_status, 'REMOVED');
+
+      // Everything a page shows moves the revision, through the append's UPDATE and the triggers.
+      let r = await revision();
+      const m = await send(kit, conv, 1, 'ann');
+      assert.notEqual(await revision(), r, 'a send');
+      r = await revision();
+      await kit.store.messages.edit({ ...w(conv), message_id: m.message_id, body: 'edited' });
+      assert.notEqual(await revision(), r, 'an edit');
+      r = await revision();
+      await kit.store.reactions.add({ ...w(conv), message_id: m.message_id, user_id: 'ann', emoji: '👍' });
+      assert.notEqual(await revision(), r, 'a reaction');
+      r = await revision();
+      await kit.store.messages.tombstone({ ...w(conv), message_id: m.message_id });
+      assert.notEqual(await revision(), r, 'a delete');
+      r = await revision();
+      assert.equal(await kit.store.messages.deleteExpired({ tenant_id: kit.ctx.tenant_id, days: 1, at: '2100-01-01T00:00:00.000Z' }), 1);
+      assert.notEqual(await revision(), r, 'retention');
+
+      // The conversation itself: archived, then deleted.
+      await kit.store.conversations.update({ ...w(conv), patch: { status: 'ARCHIVED' } });
+      assert.equal((await gate('ann'))?.conversation.status, 'ARCHIVED');
+      await kit.store.conversations.softDelete({ ...w(conv) });
+      assert.equal(await gate('ann'), null);
+    });
+  });
+
+  it('a conversation cached as absent appears once created; a failed write changes nothing', async () => {
+    await withKit('exclusive', async (kit) => {
+      const id = '0190aaaa-0000-7000-8000-000000000001';
+      const where = { ...kit.ctx, conversation_id: id };
+      assert.equal(await kit.store.conversations.gate(where, 'ann'), null);
+      const conv = await createConversation(kit, ['ann', 'bob'], { conversation_id: id });
+      assert.equal((await kit.store.conversations.gate(where, 'ann'))?.conversation.conversation_id, conv.conversation_id);
+      // Another context never sees it, cached or not.
+      assert.equal(await kit.store.conversations.gate({ ...where, application_id: 'app-2' }, 'ann'), null);
+      assert.equal(await kit.store.conversations.gate({ ...where, application_id: 'app-2' }, 'ann'), null);
+      // A write refused by fencing (stale epoch) is rolled back: the answer stays right.
+      const before = await kit.store.conversations.gate(where, 'ann');
+      await assert.rejects(kit.store.members.setStatus({ ...w(conv), epoch: 0, user_id: 'ann', status: 'LEFT' }));
+      assert.deepEqual(await kit.store.conversations.gate(where, 'ann'), before);
+    });
+  });
+
+  it('answers are frozen: no caller can change what the next one gets', async () => {
+    await withKit('exclusive', async (kit) => {
+      const conv = await createConversation(kit, ['ann', 'bob']);
+      const g = (await kit.store.conversations.gate(ref(conv), 'ann'))!;
+      assert.throws(() => {
+        (g.conversation as { revision: number }).revision = 99;
+      }, TypeError);
+    });
+  });
+
+  it('shared-file mode has no cache (other processes write the file)', async () => {
+    await withKit('shared-file', async (_kit, store) => {
+      assert.equal(store.gateCacheStats(), null);
+    });
+  });
+});
