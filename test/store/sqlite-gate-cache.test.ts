@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { GateCache } from '../../src/store/sqlite/gate-cache.ts';
 import { createStore, sqliteStorePath } from '../../src/store/index.ts';
 import type { SqliteChatStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createConversation, ref, send, w, type TestKit } from '../../src/store/contract/fixtures.ts';
@@ -103,6 +105,31 @@ describe('SQLite gate cache (exclusive mode)', () => {
         (g.conversation as { revision: number }).revision = 99;
       }, TypeError);
     });
+  });
+
+  it('holds a bounded number of answers, the conversations cached first going first', () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE conversations (conversation_id TEXT PRIMARY KEY); CREATE TABLE members (conversation_id TEXT, user_id TEXT)');
+    const cache = new GateCache(db, 5, 3);
+    const ref = (id: string) => ({ tenant_id: 't', application_id: 'a', conversation_id: id });
+    let reads = 0;
+    const read = () => (reads++, null);
+    for (const user of ['u1', 'u2']) for (const id of ['c1', 'c2', 'c3']) cache.get(ref(id), user, read);
+    assert.equal(reads, 6);
+    assert.equal(cache.size, 4, 'c1 went first (5 answers at most)');
+    cache.get(ref('c3'), 'u1', read);
+    assert.equal(reads, 6, 'c3 is still cached');
+    cache.get(ref('c1'), 'u1', read);
+    assert.equal(reads, 7, 'c1 was read again');
+    for (const user of ['u3', 'u4']) cache.get(ref('c1'), user, read);
+    assert.ok(cache.size <= 5);
+    // A row change drops the conversation's answers, whatever statement made it.
+    cache.get(ref('c1'), 'u1', read);
+    const before = reads;
+    db.prepare("INSERT INTO members VALUES ('c1', 'u9')").run();
+    cache.get(ref('c1'), 'u1', read);
+    assert.equal(reads, before + 1);
+    db.close();
   });
 
   it('shared-file mode has no cache (other processes write the file)', async () => {

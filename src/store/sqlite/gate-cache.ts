@@ -15,8 +15,8 @@
  * a touch. A rolled-back write only drops answers that were still right: harmless.
  *
  * Only for exclusive mode: TEMP triggers see this connection's writes alone, and in shared-file
- * mode other processes write the same file. Bounded: at most `maxConversations` conversations
- * (least recently cached first out) and `maxPerConversation` answers each.
+ * mode other processes write the same file. Bounded: at most `maxAnswers` answers in all (about
+ * 200 bytes each; the conversations cached first go out first) and `maxPerConversation` each.
  */
 import type { MemberStatus } from '../records.ts';
 import type { ConversationGate, ConversationRef } from '../types-conversations.ts';
@@ -45,15 +45,17 @@ export interface GateCacheStats {
 export class GateCache {
   /** conversation_id -> (tenant|application|user -> answer; null: no live conversation there). */
   private readonly entries = new Map<string, Map<string, ConversationGate | null>>();
+  /** Answers held, over every conversation. */
+  private answers = 0;
   readonly stats: GateCacheStats = { hits: 0, misses: 0, touches: 0 };
 
   constructor(
     db: Db,
-    private readonly maxConversations = 20_000,
+    private readonly maxAnswers = 100_000,
     private readonly maxPerConversation = 256,
   ) {
     db.function(TOUCH, { deterministic: false, varargs: true }, (...ids: unknown[]) => {
-      for (const id of ids) if (typeof id === 'string') this.entries.delete(id);
+      for (const id of ids) if (typeof id === 'string') this.drop(id);
       this.stats.touches += 1;
       return null;
     });
@@ -73,16 +75,33 @@ export class GateCache {
     const answer = read();
     const kept = answer === null ? null : freeze(answer);
     if (answers === undefined) {
-      if (this.entries.size >= this.maxConversations) this.entries.delete(this.entries.keys().next().value!);
       answers = new Map();
       this.entries.set(ref.conversation_id, answers);
-    } else if (answers.size >= this.maxPerConversation) answers.clear();
+    } else if (answers.size >= this.maxPerConversation) {
+      this.answers -= answers.size;
+      answers.clear();
+    }
     answers.set(key, kept);
+    this.answers += 1;
+    // Over the bound: the conversations cached first go (never the one just kept).
+    while (this.answers > this.maxAnswers) {
+      const oldest = this.entries.keys().next().value!;
+      if (oldest === ref.conversation_id) break;
+      this.drop(oldest);
+    }
     return kept;
   }
 
+  private drop(conversation_id: string): void {
+    const answers = this.entries.get(conversation_id);
+    if (answers === undefined) return;
+    this.answers -= answers.size;
+    this.entries.delete(conversation_id);
+  }
+
+  /** Answers held. */
   get size(): number {
-    return this.entries.size;
+    return this.answers;
   }
 }
 
