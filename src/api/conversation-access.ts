@@ -6,7 +6,7 @@
  */
 import { ApiError } from '../errors/catalog.ts';
 import type { AccessContext } from '../identity/access.ts';
-import { InvalidPositionError, type ConversationDetail, type ConversationGist, type Viewer } from '../store/index.ts';
+import { InvalidPositionError, type ConversationDetail, type ConversationGate, type ConversationGist, type Viewer } from '../store/index.ts';
 import type { Services } from './services.ts';
 import type { CursorKind } from './paging/cursor.ts';
 import { pageLimit } from './paging/limit.ts';
@@ -45,7 +45,11 @@ export async function visibleConversation(services: Services, access: AccessCont
  */
 export async function assertReadable(services: Services, access: AccessContext | null, params: ConversationParams): Promise<ConversationGist> {
   const viewer = viewerOf(access);
-  const gate = await services.store.conversations.gate(params, viewer.kind === 'user' ? viewer.user_id : null);
+  return readableBy(viewer, params, await services.store.conversations.gate(params, viewer.kind === 'user' ? viewer.user_id : null));
+}
+
+/** The rule of assertReadable on a gate answer already read. */
+export function readableBy(viewer: Viewer, params: ConversationParams, gate: ConversationGate | null): ConversationGist {
   if (gate === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
   if (viewer.kind === 'user' && gate.member_status !== 'ACTIVE' && !isPublicChannel(gate.conversation)) {
     throw new ApiError('not_conversation_member', 'you are not a member of this conversation');

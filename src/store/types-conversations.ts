@@ -91,6 +91,13 @@ export interface ConversationStore {
   gate(ref: ConversationRef, user_id: string | null): Promise<ConversationGate | null>;
 
   /**
+   * The same answer without a promise, offered by drivers whose reads complete synchronously
+   * (SQLite): a history page served from the page cache is then answered inside the request's
+   * callback, with no promise hop. Absent on drivers that read over the network.
+   */
+  gateSync?(ref: ConversationRef, user_id: string | null): ConversationGate | null;
+
+  /**
    * Creates the conversation, its members (ACTIVE, joined at `at`, member_count set) and, for
    * DIRECT, the pair entry, atomically. Answers `created: false` with the stored record when
    * `conversation_id` already exists in this context (a retry), or when a DIRECT conversation of

@@ -2,11 +2,12 @@
 import type { Static } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { USER_SCOPE } from '../../identity/catalog.ts';
-import type { ConversationPosition, MemberPosition, MessagePosition } from '../../store/index.ts';
+import type { ConversationGist, ConversationPosition, MemberPosition, MessagePosition } from '../../store/index.ts';
 import { ApiError } from '../../errors/catalog.ts';
-import { assertReadable, conversationPage, positionFrom, storePage, viewerOf, visibleConversation } from '../conversation-access.ts';
+import { assertReadable, conversationPage, positionFrom, readableBy, storePage, viewerOf, visibleConversation, type ConversationParams as ConversationRefParams } from '../conversation-access.ts';
 import { pageLimit } from '../paging/limit.ts';
 import { defineRoute, RawJson } from '../route.ts';
+import type { Services } from '../services.ts';
 import { Conversation, ConversationType, Member, Message, page } from '../schemas/chat.ts';
 import { ApplicationParams, Closed, ConversationParams } from '../schemas/common.ts';
 import { conversationWire, memberWire, messageWire, MEMBERS_PREVIEW } from '../wire.ts';
@@ -73,28 +74,50 @@ export const listMessages = defineRoute({
   capabilities: { all: ['messages.read'] },
   schemas: { params: ConversationParams, query: Type.Object(Paging, Closed), response: MessagePage },
   errors: ['invalid_cursor', 'invalid_limit', 'not_found', 'not_conversation_member'],
-  async handler({ params, query, access, services }): Promise<RawJson> {
+  handler({ params, query, access, services }): RawJson | Promise<RawJson> {
     // Served from the node's page cache when the conversation's revision has not moved
-    // (api/page-cache.ts); built, serialized once and kept otherwise.
+    // (api/page-cache.ts); built, serialized once and kept otherwise. Where the store answers
+    // the access check synchronously (SQLite), a cached page is answered without any promise.
     const viewer = viewerOf(access);
     const viewer_user_id = viewer.kind === 'user' ? viewer.user_id : null;
     const limit = pageLimit(query.limit);
-    const conversation = await assertReadable(services, access, params);
-    const key = `${params.conversation_id}|${limit}|${query.before ?? ''}`;
-    const viewerKey = viewer_user_id ?? '';
-    const cached = services.pages.get(key, conversation.revision, viewerKey);
-    if (cached !== undefined) return new RawJson(cached);
-    const after = positionFrom(services, 'messages', params.conversation_id, query.before) as MessagePosition | null;
-    const res = await storePage(() => services.store.messages.list({ ...params, viewer_user_id, limit, after }));
-    if (res === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
-    const body: Static<typeof MessagePage> = { items: res.items.map(messageWire), next_cursor: res.next ? services.cursors.encode('messages', params.conversation_id, res.next) : null };
-    const bytes = Buffer.from(JSON.stringify(body));
-    // The revision read before the page: a write that landed in between makes the entry stale
-    // at the next read (its revision moved), never a newer page under an older revision.
-    services.pages.set(key, conversation.revision, viewerKey, bytes, res.items.some((m) => m.reactions.length > 0));
-    return new RawJson(bytes);
+    const conversations = services.store.conversations;
+    if (conversations.gateSync !== undefined) {
+      const conversation = readableBy(viewer, params, conversations.gateSync(params, viewer_user_id));
+      const cached = services.pages.get(pageKey(params.conversation_id, limit, query.before), conversation.revision, viewer_user_id ?? '');
+      if (cached !== undefined) return new RawJson(cached);
+      return buildHistoryPage(services, params, viewer_user_id, limit, query.before, conversation);
+    }
+    return assertReadable(services, access, params).then((conversation) => {
+      const cached = services.pages.get(pageKey(params.conversation_id, limit, query.before), conversation.revision, viewer_user_id ?? '');
+      return cached !== undefined ? new RawJson(cached) : buildHistoryPage(services, params, viewer_user_id, limit, query.before, conversation);
+    });
   },
 });
+
+function pageKey(conversation_id: string, limit: number, before: string | undefined): string {
+  return `${conversation_id}|${limit}|${before ?? ''}`;
+}
+
+/** A history page read from the store, serialized once and kept in the page cache. */
+async function buildHistoryPage(
+  services: Services,
+  params: ConversationRefParams,
+  viewer_user_id: string | null,
+  limit: number,
+  before: string | undefined,
+  conversation: ConversationGist,
+): Promise<RawJson> {
+  const after = positionFrom(services, 'messages', params.conversation_id, before) as MessagePosition | null;
+  const res = await storePage(() => services.store.messages.list({ ...params, viewer_user_id, limit, after }));
+  if (res === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
+  const body: Static<typeof MessagePage> = { items: res.items.map(messageWire), next_cursor: res.next ? services.cursors.encode('messages', params.conversation_id, res.next) : null };
+  const bytes = Buffer.from(JSON.stringify(body));
+  // The revision read before the page: a write that landed in between makes the entry stale
+  // at the next read (its revision moved), never a newer page under an older revision.
+  services.pages.set(pageKey(params.conversation_id, limit, before), conversation.revision, viewer_user_id ?? '', bytes, res.items.some((m) => m.reactions.length > 0));
+  return new RawJson(bytes);
+}
 
 export const listMembers = defineRoute({
   ...common,

@@ -68,9 +68,15 @@ export class SqliteConversationStore implements ConversationStore {
 
   async gate(ref: ConversationRef, user_id: string | null): Promise<ConversationGate | null> {
     // One statement is its own snapshot: no read transaction around it (the hot read path).
+    return this.h.readOne(() => this.gateSync(ref, user_id));
+  }
+
+  /** Throws StoreClosedError once closed, like every read. */
+  gateSync(ref: ConversationRef, user_id: string | null): ConversationGate | null {
+    this.h.assertOpen();
     const gates = this.gates;
-    if (gates === null) return this.h.readOne(() => this.table.gate(ref, user_id));
-    return this.h.readOne(() => gates.get(ref, user_id, () => this.table.gate(ref, user_id)));
+    if (gates === null) return this.table.gate(ref, user_id);
+    return gates.get(ref, user_id, () => this.table.gate(ref, user_id));
   }
 
   async claim(ref: ConversationRef): Promise<ConversationRecord | null> {

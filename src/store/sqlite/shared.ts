@@ -44,6 +44,11 @@ export class SqliteHandle {
     }
   }
 
+  /** Throws StoreClosedError once the store is closed (for synchronous reads). */
+  assertOpen(): void {
+    if (this.closed) throw new StoreClosedError();
+  }
+
   /** Queues a synchronous write op for the next group commit (see batcher.ts). */
   write<T>(op: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
