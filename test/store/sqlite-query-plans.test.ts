@@ -9,7 +9,7 @@ import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { listSql } from '../../src/store/sqlite/conversations.ts';
 import { memberPageSql } from '../../src/store/sqlite/members.ts';
-import { HISTORY_SQL } from '../../src/store/sqlite/messages.ts';
+import { HISTORY_SQL, RETENTION_BOUNDARY_SQL, RETENTION_CONVERSATIONS_SQL, RETENTION_DELETE_SQL } from '../../src/store/sqlite/messages.ts';
 import { SEARCH_SQL } from '../../src/store/sqlite/profiles.ts';
 import { UNREAD_COUNT_SQL } from '../../src/store/sqlite/read-state.ts';
 import { SqliteChatStore, sqliteStorePath } from '../../src/store/sqlite/sqlite-store.ts';
@@ -38,6 +38,9 @@ const cases: Case[] = [
   { name: 'user listing of groups', sql: listSql('user', 'GROUP'), params: listParams, uses: ['members_active_by_user'] },
   { name: 'active members page', sql: memberPageSql(true), params: { conversation_id: 'c', joined_at: '', member_id: '', n: 51 }, uses: ['members_active_by_join'], sorted: true },
   { name: 'all members page', sql: memberPageSql(false), params: { conversation_id: 'c', joined_at: '', member_id: '', n: 51 }, uses: ['members_by_join'], sorted: true },
+  { name: 'retention: conversations of a tenant', sql: RETENTION_CONVERSATIONS_SQL, params: ['t', '', 64], uses: ['conversations_by_tenant'], sorted: true },
+  { name: 'retention: first message not expired', sql: RETENTION_BOUNDARY_SQL, params: ['c', '2026-01-01T00:00:00.000Z'], uses: ['messages_by_seq'], sorted: true },
+  { name: 'retention: delete the expired', sql: RETENTION_DELETE_SQL, params: ['c', 10, 500], uses: ['messages_by_seq'], sorted: true },
   { name: 'user search', sql: SEARCH_SQL, params: { tenant_id: 't', lo: 'a', hi: 'b', n: 20 }, uses: ['profiles_by_user_key', 'profiles_by_name_key'] },
 ];
 

@@ -118,11 +118,13 @@ export class SqliteMessageStore implements MessageStore {
   async deleteExpired(input: RetentionInput): Promise<number> {
     const { batch, cutoff } = checkRetention(input);
     let total = 0;
+    let after = '';
     for (;;) {
       // One transaction per batch: between two, queued actor writes get their turn.
-      const n = await this.h.write(() => this.table.expire(input.tenant_id, cutoff, batch));
-      total += n;
-      if (n < batch) return total;
+      const step = await this.h.write(() => this.table.expireSome(input.tenant_id, cutoff, after, batch));
+      total += step.deleted;
+      after = step.after;
+      if (step.done) return total;
     }
   }
 }

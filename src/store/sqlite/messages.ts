@@ -19,6 +19,15 @@ const VIEW = `SELECT m.*, p.display_name AS sender_display_name, p.avatar_url AS
 /** Parameters: conversation_id, seq bound (exclusive), n. */
 export const HISTORY_SQL = `${VIEW} WHERE m.conversation_id = ? AND m.seq < ? ORDER BY m.seq DESC LIMIT ?`;
 
+/**
+ * Retention (docs/storage.md): conversations of a tenant in id order, deleted ones included; in
+ * each, the first message not yet expired, read from the oldest seq up (so the read stops there:
+ * its cost is the expired messages plus one); then the messages before it.
+ */
+export const RETENTION_CONVERSATIONS_SQL = 'SELECT conversation_id FROM conversations WHERE tenant_id = ? AND conversation_id > ? ORDER BY conversation_id LIMIT ?';
+export const RETENTION_BOUNDARY_SQL = 'SELECT seq FROM messages WHERE conversation_id = ? AND created_at >= ? ORDER BY seq LIMIT 1';
+export const RETENTION_DELETE_SQL = 'DELETE FROM messages WHERE rowid IN (SELECT rowid FROM messages WHERE conversation_id = ? AND seq < ? ORDER BY seq LIMIT ?)';
+
 export function toRecord(row: MessageRow): MessageRecord {
   return { ...row, attachments: parseJson<Attachment[]>(row.attachments), mentioned_user_ids: parseJson<string[]>(row.mentioned_user_ids) };
 }
@@ -31,6 +40,8 @@ export class MessagesTable {
   private readonly tombstoneStmt;
   private readonly viewStmt;
   private readonly historyStmt;
+  private readonly tenantConversationsStmt;
+  private readonly expiryBoundaryStmt;
   private readonly expireStmt;
   private readonly removeStmt;
 
@@ -49,8 +60,9 @@ export class MessagesTable {
     this.viewStmt = db.prepare<[string, string], ViewRow>(`${VIEW} WHERE m.message_id = ? AND m.conversation_id = ?`);
     this.historyStmt = db.prepare<[string, number, number], ViewRow>(HISTORY_SQL);
     this.removeStmt = db.prepare<[string]>('DELETE FROM messages WHERE message_id = ?');
-    this.expireStmt = db.prepare<[string, string, number]>(`DELETE FROM messages WHERE rowid IN
-      (SELECT rowid FROM messages WHERE tenant_id = ? AND created_at < ? ORDER BY created_at LIMIT ?)`);
+    this.tenantConversationsStmt = db.prepare<[string, string, number], string>(RETENTION_CONVERSATIONS_SQL).pluck();
+    this.expiryBoundaryStmt = db.prepare<[string, string], number>(RETENTION_BOUNDARY_SQL).pluck();
+    this.expireStmt = db.prepare<[string, number, number]>(RETENTION_DELETE_SQL);
   }
 
   /** The message if it belongs to this conversation. */
@@ -96,8 +108,35 @@ export class MessagesTable {
     return this.historyStmt.all(conversation_id, beforeSeq, n);
   }
 
-  expire(tenant_id: string, cutoff: string, n: number): number {
-    return this.expireStmt.run(tenant_id, cutoff, n).changes;
+  /**
+   * Deletes up to `n` messages of `tenant_id` created before `cutoff`, walking the tenant's
+   * conversations from the one after `after` (id order). Answers how many it deleted and where
+   * the next call resumes: `after` is the last conversation known to hold no expired message
+   * (the walk is over when `done`). One call reads at most 256 conversations.
+   *
+   * A conversation's expired messages are those before its first message not expired, in seq
+   * order. Seqs follow creation, so that is every message created before `cutoff`, except one the
+   * actor's clock stamped a little earlier than a message before it (a clock step back): it stays
+   * until a later run finds it first in line.
+   */
+  expireSome(tenant_id: string, cutoff: string, after: string, n: number): { deleted: number; after: string; done: boolean } {
+    let deleted = 0;
+    // At most 256 conversations per call, expired messages or not: a tenant of a million
+    // conversations is walked in many short transactions, never in one long stall.
+    for (let scanned = 0; scanned < 256; scanned += 64) {
+      const ids = this.tenantConversationsStmt.all(tenant_id, after, 64);
+      if (ids.length === 0) return { deleted, after, done: true };
+      for (const id of ids) {
+        const boundary = this.expiryBoundaryStmt.get(id, cutoff) ?? Number.MAX_SAFE_INTEGER;
+        const budget = n - deleted;
+        const k = this.expireStmt.run(id, boundary, budget).changes;
+        deleted += k;
+        // Budget spent: this conversation may hold more, so the next call starts with it again.
+        if (k === budget) return { deleted, after, done: false };
+        after = id;
+      }
+    }
+    return { deleted, after, done: false };
   }
 }
 
