@@ -37,6 +37,9 @@ describe('members', () => {
     assertErrorBody(await call('POST', `/conversations/${g}/members`, tok.bob!, { user_id: 'alice', display_name: 'x' }), 400, 'invalid_request');
     assertErrorBody(await call('DELETE', `/conversations/${g}/members/carol`, tok.frank!), 403, 'missing_capability');
     assert.equal((await call('DELETE', `/conversations/${g}/members/carol`, tok.bob!)).status, 204);
+    // Read before leaving, so the access check is memoized (store gate cache): leaving must still end it.
+    assert.equal((await call('GET', `/conversations/${g}/messages`, tok.frank!)).status, 200);
+    assert.equal((await call('GET', `/conversations/${g}/messages`, tok.frank!)).status, 200);
     assert.equal((await call('DELETE', `/conversations/${g}/members/frank`, tok.frank!)).status, 204, 'leaving');
     const members = await call('GET', `/conversations/${g}/members`, tok.bob!);
     assert.deepEqual((members.json().items as { user_id: string }[]).map((m) => m.user_id), ['bob']);
@@ -77,6 +80,7 @@ describe('moderation removal (admin route)', () => {
     assertErrorBody(await request(url(g, 'frank'), { method: 'DELETE', headers: bearer(tok.machine!) }), 403, 'principal_not_allowed');
     assertErrorBody(await request(url(crypto.randomUUID(), 'frank'), { method: 'DELETE', headers: bearer(tok.carol!) }), 404, 'not_found');
     const carolWeb = await userToken(node.idp, 'carol', 'chat-web');
+    assert.equal((await call('GET', `/conversations/${g}/messages`, tok.frank!)).status, 200, 'frank reads while a member');
     assert.equal((await request(url(g, 'frank'), { method: 'DELETE', headers: bearer(carolWeb) })).status, 204);
     assertErrorBody(await call('GET', `/conversations/${g}/messages`, tok.frank!), 403, 'not_conversation_member');
     const members = await call('GET', `/conversations/${g}/members`, tok.bob!);
