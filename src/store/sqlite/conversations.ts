@@ -81,9 +81,10 @@ export class ConversationsTable {
     this.advanceStmt = db.prepare<[number, string, string]>(
       'UPDATE conversations SET last_seq = max(last_seq, ?), last_activity_at = max(last_activity_at, ?), revision = revision + 1 WHERE conversation_id = ?',
     );
-    this.fencedAdvanceStmt = db.prepare<[Record<string, string | number>]>(
-      `UPDATE conversations SET last_seq = max(last_seq, :seq), last_activity_at = max(last_activity_at, :at), revision = revision + 1,
-        epoch = max(epoch, :epoch) WHERE ${LIVE} AND epoch <= :epoch`,
+    // Positional parameters (the append's hot path): seq, at, epoch, id, tenant, application, epoch.
+    this.fencedAdvanceStmt = db.prepare<[number, string, number, string, string, string, number]>(
+      `UPDATE conversations SET last_seq = max(last_seq, ?), last_activity_at = max(last_activity_at, ?), revision = revision + 1,
+        epoch = max(epoch, ?) WHERE conversation_id = ? AND tenant_id = ? AND application_id = ? AND deleted_at IS NULL AND epoch <= ?`,
     );
     this.memberCountStmt = db.prepare<[number, string]>('UPDATE conversations SET member_count = member_count + ? WHERE conversation_id = ?');
     this.updateStmt = db.prepare<[Record<string, string | number | null>], ConversationRow>(`UPDATE conversations SET
@@ -153,7 +154,7 @@ export class ConversationsTable {
    */
   fencedAdvance(ref: ConversationRef, epoch: number, seq: number, at: string): boolean {
     checkEpoch(epoch);
-    return this.fencedAdvanceStmt.run({ conversation_id: ref.conversation_id, tenant_id: ref.tenant_id, application_id: ref.application_id, epoch, seq, at }).changes === 1;
+    return this.fencedAdvanceStmt.run(seq, at, epoch, ref.conversation_id, ref.tenant_id, ref.application_id, epoch).changes === 1;
   }
 
   advance(conversation_id: string, seq: number, at: string): void {

@@ -10,6 +10,7 @@ import type { Attachment, MessageRecord, MessageView } from '../records.ts';
 import type { AppendMessageInput } from '../types-messages.ts';
 import { parseJson, type Db } from './shared.ts';
 
+type InsertParams = [string, string, string, string, number, string | null, string | null, string, string, string | null, string, string, string, string];
 type MessageRow = Omit<MessageRecord, 'attachments' | 'mentioned_user_ids'> & { attachments: string; mentioned_user_ids: string };
 export type ViewRow = MessageRow & { sender_display_name: string | null; sender_avatar_url: string | null };
 
@@ -48,11 +49,11 @@ export class MessagesTable {
   constructor(db: Db) {
     this.byIdStmt = db.prepare<[string], MessageRow>('SELECT * FROM messages WHERE message_id = ?');
     this.bySeqStmt = db.prepare<[string, number], string>('SELECT message_id FROM messages WHERE conversation_id = ? AND seq = ?').pluck();
-    this.insertStmt = db.prepare<[Record<string, string | number | null>]>(`INSERT INTO messages (message_id, conversation_id, tenant_id,
+    // Positional parameters: binding from an object costs ~3 µs more per append (measured).
+    this.insertStmt = db.prepare<InsertParams>(`INSERT INTO messages (message_id, conversation_id, tenant_id,
         application_id, seq, sender_user_id, sender_client_id, body, message_type, reply_to_message_id, attachments, mentioned_user_ids,
         status, edited_at, deleted_at, created_at, updated_at)
-      VALUES (:message_id, :conversation_id, :tenant_id, :application_id, :seq, :sender_user_id, :sender_client_id, :body, :message_type,
-        :reply_to_message_id, :attachments, :mentioned_user_ids, 'ACTIVE', NULL, NULL, :at, :at)`);
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ACTIVE', NULL, NULL, ?, ?)`);
     this.editStmt = db.prepare<[string, string | null, string, string, string]>(`UPDATE messages SET body = ?,
         mentioned_user_ids = coalesce(?, mentioned_user_ids), status = 'EDITED', edited_at = ?, updated_at = ? WHERE message_id = ?`);
     this.tombstoneStmt = db.prepare<[string, string, string]>(`UPDATE messages SET body = '', attachments = '[]', mentioned_user_ids = '[]',
@@ -80,9 +81,12 @@ export class MessagesTable {
    * are answered parsed from the text stored, so the answer equals what a later read returns.
    */
   insert(input: AppendMessageInput, at: string): MessageRecord {
-    const record = newMessageRecord(input, at);
-    this.insertStmt.run({ ...record, attachments: JSON.stringify(record.attachments), mentioned_user_ids: JSON.stringify(record.mentioned_user_ids), at });
-    return record;
+    const r = newMessageRecord(input, at);
+    this.insertStmt.run(
+      r.message_id, r.conversation_id, r.tenant_id, r.application_id, r.seq, r.sender_user_id, r.sender_client_id, r.body, r.message_type,
+      r.reply_to_message_id, JSON.stringify(r.attachments), JSON.stringify(r.mentioned_user_ids), at, at,
+    );
+    return r;
   }
 
   /** Undoes an insert of the same op (hot path of append; see message-store.ts). */
