@@ -7,7 +7,7 @@ import { buildOpenApi } from './api/openapi.ts';
 import { ROUTES } from './api/routes/index.ts';
 import type { Services } from './api/services.ts';
 import { PageCache } from './api/page-cache.ts';
-import { registerGateCacheMetrics, registerPageCacheMetrics } from './api/page-cache-metrics.ts';
+import { registerPageCacheMetrics, registerStoreMemoMetrics } from './api/page-cache-metrics.ts';
 import { API_PREFIX, type Config } from './config/index.ts';
 import { ApiError } from './errors/catalog.ts';
 import { Edge } from './http/edge.ts';
@@ -124,7 +124,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   if (sharding) registerShardingMetrics(metrics.registry, sharding);
   const pages = new PageCache();
   registerPageCacheMetrics(metrics.registry, pages);
-  if (store instanceof SqliteChatStore) registerGateCacheMetrics(metrics.registry, () => store.gateCacheStats());
+  if (store instanceof SqliteChatStore) registerStoreMemoMetrics(metrics.registry, { gate: () => store.gateCacheStats(), push_devices: () => store.deviceCacheStats() });
   const services: Services = { config: cfg, identity, vapid, store, cursors, actors: sharding?.actors ?? actors, bus, presence, pages, openapi: () => openapi };
   // The realtime stream: credentials signed with a secret every node shares; one hub per node.
   const realtimeCredentials = new RealtimeCredentials(loadRealtimeSecret(cfg.realtime.secret, cfg.dataDir));

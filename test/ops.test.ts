@@ -79,7 +79,7 @@ describe('metrics', () => {
     assert.match(text, /^# TYPE chat_http_requests_total counter$/m);
     assert.match(text, /^# TYPE chat_http_request_duration_seconds histogram$/m);
     // The embedded store of a single node (exclusive mode) memoizes access checks, and says so.
-    assert.match(text, /^# TYPE chat_store_gate_cache_requests_total counter$/m);
+    assert.match(text, /^# TYPE chat_store_memo_requests_total counter$/m);
   });
 
   test('the metrics port serves only /metrics', async () => {

@@ -24,19 +24,23 @@ export function registerPageCacheMetrics(registry: Registry, cache: PageCache): 
   });
 }
 
-/** The embedded store's memo of access checks (store/sqlite/gate-cache.ts), when it has one. */
-export function registerGateCacheMetrics(registry: Registry, stats: () => Readonly<{ hits: number; misses: number }> | null): void {
+type MemoStats = Readonly<{ hits: number; misses: number }> | null;
+
+/** The embedded store's memos (store/sqlite/trigger-memo.ts), where it has them. */
+export function registerStoreMemoMetrics(registry: Registry, memos: Record<string, () => MemoStats>): void {
   new Counter({
-    name: 'chat_store_gate_cache_requests_total',
-    help: 'Access checks of reads inside a conversation asked of the store memo, by result: hit (answered from memory) or miss (read)',
-    labelNames: ['result'] as const,
+    name: 'chat_store_memo_requests_total',
+    help: 'Reads asked of the embedded store memos (access checks, push device lists), by memo and result: hit (answered from memory) or miss (read)',
+    labelNames: ['memo', 'result'] as const,
     registers: [registry],
     collect() {
-      const s = stats();
       this.reset();
-      if (s === null) return;
-      this.inc({ result: 'hit' }, s.hits);
-      this.inc({ result: 'miss' }, s.misses);
+      for (const [memo, stats] of Object.entries(memos)) {
+        const s = stats();
+        if (s === null) continue;
+        this.inc({ memo, result: 'hit' }, s.hits);
+        this.inc({ memo, result: 'miss' }, s.misses);
+      }
     },
   });
 }

@@ -7,6 +7,15 @@ import type { PushDevice } from '../records.ts';
 import { timestampOrNow } from '../positions.ts';
 import type { PushDeviceInput, PushDeviceStore } from '../types-tenant.ts';
 import { jsonList, type SqliteHandle } from './shared.ts';
+import type { TriggerMemo } from './trigger-memo.ts';
+
+/** The memo group of a user's devices (matches DEVICES_GROUP_SQL). */
+const deviceGroup = (tenant_id: string, user_id: string): string => `${tenant_id}\u001f${user_id}`;
+/** SQL of the same group, over a trigger's NEW or OLD row. */
+export const devicesGroupSql = (row: 'NEW' | 'OLD'): string => `${row}.tenant_id || char(31) || ${row}.user_id`;
+
+/** SQLite's BINARY order of TEXT: the UTF-8 bytes. */
+const utf8Order = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 const COLUMNS = 'tenant_id, user_id, platform, token_or_endpoint, p256dh, auth, created_at, updated_at';
 const PLATFORMS: ReadonlySet<string> = new Set(['web', 'fcm', 'apns']);
@@ -15,9 +24,17 @@ export class SqlitePushDeviceStore implements PushDeviceStore {
   private readonly upsertStmt;
   private readonly deleteStmt;
   private readonly listStmt;
+  private readonly userStmt;
   private readonly pruneStmt;
 
-  constructor(private readonly h: SqliteHandle) {
+  /**
+   * `devices`: a memo of each user's devices (exclusive mode; trigger-memo.ts), so the device
+   * lookup of every message's push job is answered from memory until that user's devices change.
+   */
+  constructor(
+    private readonly h: SqliteHandle,
+    private readonly devices: TriggerMemo<readonly PushDevice[]> | null = null,
+  ) {
     const db = h.db;
     this.upsertStmt = db.prepare<[Record<string, string | null>], PushDevice>(`INSERT INTO push_devices (${COLUMNS})
         VALUES (:tenant_id, :user_id, :platform, :token_or_endpoint, :p256dh, :auth, :at, :at)
@@ -29,6 +46,8 @@ export class SqlitePushDeviceStore implements PushDeviceStore {
     // filters every device of the tenant; the per-user index reads only the users asked for.
     this.listStmt = db.prepare<[string, string], PushDevice>(`SELECT ${COLUMNS} FROM push_devices INDEXED BY push_devices_by_user
       WHERE tenant_id = ? AND user_id IN (SELECT value FROM json_each(?)) ORDER BY user_id, created_at, token_or_endpoint`);
+    this.userStmt = db.prepare<[string, string], PushDevice>(`SELECT ${COLUMNS} FROM push_devices INDEXED BY push_devices_by_user
+      WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, token_or_endpoint`);
     this.pruneStmt = db.prepare<[string]>('DELETE FROM push_devices WHERE token_or_endpoint = ?');
   }
 
@@ -54,7 +73,17 @@ export class SqlitePushDeviceStore implements PushDeviceStore {
 
   async listForUsers(tenant_id: string, user_ids: readonly string[]): Promise<PushDevice[]> {
     if (user_ids.length === 0) return [];
-    return this.h.read(() => this.listStmt.all(tenant_id, jsonList(user_ids)));
+    const devices = this.devices;
+    if (devices === null) return this.h.read(() => this.listStmt.all(tenant_id, jsonList(user_ids)));
+    // Each user's list from the memo, or one read each (its own snapshot): the same rows in the
+    // same order (user, created_at, token) as the one-statement read above.
+    return this.h.readOne(() => {
+      const out: PushDevice[] = [];
+      for (const user_id of [...new Set(user_ids)].sort(utf8Order)) {
+        out.push(...devices.get(deviceGroup(tenant_id, user_id), '', () => Object.freeze(this.userStmt.all(tenant_id, user_id).map((d) => Object.freeze(d)))));
+      }
+      return out;
+    });
   }
 
   async deleteEndpoint(token_or_endpoint: string): Promise<number> {

@@ -19,6 +19,7 @@ import type { ChatStore, SqliteStoreConfig } from '../types.ts';
 import { WriteBatcher, type BatcherStats } from './batcher.ts';
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
 import { GateCache, type GateCacheStats } from './gate-cache.ts';
+import { TriggerMemo, type TriggerMemoStats } from './trigger-memo.ts';
 import { FileLock } from './file-lock.ts';
 import { SqliteConversationStore } from './conversation-store.ts';
 import { ConversationsTable } from './conversations.ts';
@@ -29,7 +30,8 @@ import { MessagesTable } from './messages.ts';
 import { MembersTable, SqliteMemberStore } from './members.ts';
 import { loadMigrations, migrate, type Migration } from './migrations.ts';
 import { SqliteProfileStore } from './profiles.ts';
-import { SqlitePushDeviceStore } from './push-devices.ts';
+import { devicesGroupSql, SqlitePushDeviceStore } from './push-devices.ts';
+import type { PushDevice } from '../records.ts';
 import { ReactionsTable, SqliteReactionStore } from './reactions.ts';
 import { ReadStateTable, SqliteReadStateStore } from './read-state.ts';
 import { SqliteRoleOverrideStore } from './role-overrides.ts';
@@ -68,6 +70,7 @@ export class SqliteChatStore implements ChatStore {
   private readonly lock: FileLock | null;
   private readonly checkpointer: Checkpointer;
   private readonly gates: GateCache | null;
+  private readonly devices: TriggerMemo<readonly PushDevice[]> | null;
 
   constructor(config: SqliteStoreConfig, options: SqliteOpenOptions = {}) {
     const mode = config.mode ?? 'exclusive';
@@ -119,12 +122,18 @@ export class SqliteChatStore implements ChatStore {
     this.idempotency = new SqliteIdempotencyStore(h);
     this.settings = new SqliteSettingsStore(h);
     this.roleOverrides = new SqliteRoleOverrideStore(h);
-    this.pushDevices = new SqlitePushDeviceStore(h);
+    this.devices = mode === 'exclusive' ? new TriggerMemo<readonly PushDevice[]>(db, { fn: 'chat_devices_touch', tables: ['push_devices'], group: devicesGroupSql }, 100_000, 1) : null;
+    this.pushDevices = new SqlitePushDeviceStore(h, this.devices);
   }
 
   /** Group-commit counters: `transactions` below `ops` is batching at work. */
   stats(): Readonly<BatcherStats> {
     return { ...this.batcher.stats };
+  }
+
+  /** Push device memo counters (push-devices.ts); null in shared-file mode, which has none. */
+  deviceCacheStats(): Readonly<TriggerMemoStats> | null {
+    return this.devices === null ? null : { ...this.devices.stats };
   }
 
   /** Gate memo counters (gate-cache.ts); null in shared-file mode, which has none. */

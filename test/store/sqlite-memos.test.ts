@@ -1,7 +1,7 @@
 /**
- * The gate memo of the SQLite driver's exclusive mode (src/store/sqlite/gate-cache.ts): answers
- * are served from memory while nothing changed, and every kind of write to a conversation or its
- * members shows at the very next gate, whichever write path (and trigger) made it.
+ * The memos of the SQLite driver's exclusive mode (trigger-memo.ts: gate-cache.ts and the push
+ * device lists): answers come from memory while nothing changed, and every kind of write shows at
+ * the very next read, whichever write path (and trigger) made it.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -135,6 +135,40 @@ describe('SQLite gate cache (exclusive mode)', () => {
   it('shared-file mode has no cache (other processes write the file)', async () => {
     await withKit('shared-file', async (_kit, store) => {
       assert.equal(store.gateCacheStats(), null);
+    });
+  });
+});
+
+describe('SQLite push device memo (exclusive mode)', () => {
+  const web = (user_id: string, n: number) => ({ tenant_id: 'acme', user_id, platform: 'web' as const, token_or_endpoint: `https://push.example/${n}`, p256dh: 'k', auth: 'a' });
+  const tokens = (devices: { user_id: string; token_or_endpoint: string }[]) => devices.map((d) => `${d.user_id}:${d.token_or_endpoint.slice(-1)}`);
+
+  it('answers from memory until a device of that user is registered, moved, unregistered or pruned', async () => {
+    await withKit('exclusive', async (kit, store) => {
+      const devices = kit.store.pushDevices;
+      await devices.upsert(web('bob', 1), kit.at(1));
+      await devices.upsert(web('ann', 2), kit.at(2));
+      await devices.upsert(web('ann', 3), kit.at(3));
+      assert.deepEqual(tokens(await devices.listForUsers('acme', ['bob', 'ann', 'cat'])), ['ann:2', 'ann:3', 'bob:1'], 'by user, then registration');
+      const before = store.deviceCacheStats()!;
+      assert.deepEqual(tokens(await devices.listForUsers('acme', ['ann', 'bob'])), ['ann:2', 'ann:3', 'bob:1']);
+      assert.equal(store.deviceCacheStats()!.hits - before.hits, 2);
+
+      await devices.upsert(web('cat', 4), kit.at(4));
+      assert.deepEqual(tokens(await devices.listForUsers('acme', ['cat'])), ['cat:4'], 'a new registration shows at once');
+      await devices.upsert(web('bob', 2), kit.at(5)); // ann's endpoint 2 re-registered by bob
+      assert.deepEqual(tokens(await devices.listForUsers('acme', ['ann', 'bob'])), ['ann:3', 'bob:1', 'bob:2'], 'a device that changed hands left its old owner');
+      assert.equal(await devices.delete('acme', 'ann', 'https://push.example/3'), true);
+      assert.deepEqual(tokens(await devices.listForUsers('acme', ['ann'])), [], 'unregistered');
+      assert.equal(await devices.deleteEndpoint('https://push.example/1'), 1);
+      assert.deepEqual(tokens(await devices.listForUsers('acme', ['bob'])), ['bob:2'], 'pruned (gone at the push service)');
+      assert.deepEqual(await devices.listForUsers('other', ['bob']), [], 'another tenant has its own');
+    });
+  });
+
+  it('shared-file mode has no device memo', async () => {
+    await withKit('shared-file', async (_kit, store) => {
+      assert.equal(store.deviceCacheStats(), null);
     });
   });
 });
