@@ -3,9 +3,10 @@
  * RangeError, with one wording across drivers) and the records a create or an append stores.
  */
 import { timestampOrNow } from './positions.ts';
-import type { ConversationRecord, MessageRecord } from './records.ts';
+import type { ConversationRecord, MessageRecord, PushDevice } from './records.ts';
 import type { ConversationGist, CreateConversationInput } from './types-conversations.ts';
 import type { AppendMessageInput, RetentionInput } from './types-messages.ts';
+import type { PushDeviceInput } from './types-tenant.ts';
 
 export const CONVERSATION_TYPES: ReadonlySet<string> = new Set(['DIRECT', 'GROUP', 'CHANNEL']);
 export const MESSAGE_TYPES: ReadonlySet<string> = new Set(['TEXT', 'SYSTEM', 'FILE']);
@@ -107,4 +108,23 @@ export function checkRetention(input: RetentionInput): { batch: number; cutoff: 
 /** The gate's view of a conversation (types-conversations.ts, ConversationGist). */
 export function gistOf(c: ConversationRecord): ConversationGist {
   return { conversation_id: c.conversation_id, type: c.type, visibility: c.visibility, status: c.status, revision: c.revision };
+}
+
+const PUSH_PLATFORMS: ReadonlySet<string> = new Set(['web', 'fcm', 'apns']);
+
+/**
+ * A device registration's rules; answers the stored fields it sets (the driver adds created_at,
+ * kept on re-registration, and updated_at).
+ */
+export function checkPushDevice(device: PushDeviceInput): Omit<PushDevice, 'created_at' | 'updated_at'> {
+  if (!PUSH_PLATFORMS.has(device.platform)) throw new RangeError(`unknown push platform ${String(device.platform)}`);
+  if (!device.token_or_endpoint) throw new RangeError('token_or_endpoint must not be empty');
+  return {
+    tenant_id: device.tenant_id,
+    user_id: device.user_id,
+    platform: device.platform,
+    token_or_endpoint: device.token_or_endpoint,
+    p256dh: device.p256dh ?? null,
+    auth: device.auth ?? null,
+  };
 }

@@ -14,15 +14,14 @@ import { conversationPosition, pageLimit, timestampOrNow, type ConversationPosit
 import type { ConversationGate, ConversationPatch, ConversationRef, ConversationStore, ConversationWrite, CreateConversationInput, ListConversationsQuery } from '../types-conversations.ts';
 import { ACTIVITY_CQL, indexRows, isPublicChannel, tenantRow, unindexRows, untenantRow, type Mutation } from './activity.ts';
 import type { ConversationViews } from './conversation-listing.ts';
-import { gistOf } from '../inputs.ts';
 import { classify, CONVERSATIONS_CQL, publicRecord, type ConversationRow, type ConversationsTable } from './conversations.ts';
 import { casLoop, RETRY, UNSET, type CassandraHandle } from './cql.ts';
 import type { DirectPairsTable } from './direct-pairs.ts';
 import { activateRows, unlistRows, type MembersTable } from './members.ts';
 import type { ReadStateTable } from './read-state.ts';
 import { str, ts } from './rows.ts';
-import { checkEpoch, checkPreview, CONVERSATION_TYPES } from './validate.ts';
-import { checkCreate, newConversationRecord } from '../inputs.ts';
+import { checkEpoch, checkPreview } from './validate.ts';
+import { checkConversationType, checkCreate, gistOf, newConversationRecord } from '../inputs.ts';
 
 /** How long a DIRECT create that lost the pair waits for the winner's conversation row. */
 const PAIR_WAIT_MS = [10, 20, 40, 80, 160, 320, 640, 1280];
@@ -146,7 +145,7 @@ export class CassandraConversationStore implements ConversationStore {
   async list(query: ListConversationsQuery): Promise<Page<ConversationView, ConversationPosition>> {
     const limit = pageLimit(query.limit);
     checkPreview(query.members_preview);
-    if (query.type !== undefined && !CONVERSATION_TYPES.has(query.type)) throw new RangeError(`unknown conversation type ${String(query.type)}`);
+    checkConversationType(query.type);
     const after = query.after == null ? null : conversationPosition(query.after);
     return this.h.op(() => this.views.list(query, query.viewer, query.type, after, limit, query.members_preview));
   }

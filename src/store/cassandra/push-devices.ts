@@ -8,6 +8,7 @@
  */
 import type { PushDevice, PushPlatform } from '../records.ts';
 import { timestampOrNow } from '../positions.ts';
+import { checkPushDevice } from '../inputs.ts';
 import type { PushDeviceInput, PushDeviceStore } from '../types-tenant.ts';
 import type { Mutation } from './activity.ts';
 import { cql, type CassandraHandle, type Row } from './cql.ts';
@@ -15,7 +16,6 @@ import { str, strOrNull, time, ts } from './rows.ts';
 
 const COLUMNS = 'tenant_id, token_or_endpoint, user_id, platform, p256dh, auth, created_at, updated_at';
 const DEVICE = 'tenant_id = ? AND token_or_endpoint = ?';
-const PLATFORMS: ReadonlySet<string> = new Set(['web', 'fcm', 'apns']);
 
 export const PUSH_DEVICES_CQL = {
   get: cql(`SELECT ${COLUMNS} FROM push_devices WHERE ${DEVICE}`),
@@ -54,21 +54,11 @@ export class CassandraPushDeviceStore implements PushDeviceStore {
   constructor(private readonly h: CassandraHandle) {}
 
   async upsert(device: PushDeviceInput, at?: string): Promise<PushDevice> {
-    if (!PLATFORMS.has(device.platform)) throw new RangeError(`unknown push platform ${String(device.platform)}`);
-    if (!device.token_or_endpoint) throw new RangeError('token_or_endpoint must not be empty');
+    const fields = checkPushDevice(device);
     const when = timestampOrNow(at);
     return this.h.serial(`push:${device.tenant_id}:${device.token_or_endpoint}`, async () => {
       const old = await this.read(device.tenant_id, device.token_or_endpoint);
-      const next: PushDevice = {
-        tenant_id: device.tenant_id,
-        user_id: device.user_id,
-        platform: device.platform,
-        token_or_endpoint: device.token_or_endpoint,
-        p256dh: device.p256dh ?? null,
-        auth: device.auth ?? null,
-        created_at: old?.created_at ?? when,
-        updated_at: when,
-      };
+      const next: PushDevice = { ...fields, created_at: old?.created_at ?? when, updated_at: when };
       const rows: Mutation[] = [
         [PUSH_DEVICES_CQL.upsert, [next.tenant_id, next.token_or_endpoint, next.user_id, next.platform, next.p256dh, next.auth, ts(next.created_at), ts(next.updated_at)]],
         [PUSH_DEVICES_CQL.userInsert, [next.tenant_id, next.user_id, ts(next.created_at), next.token_or_endpoint]],

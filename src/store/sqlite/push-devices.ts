@@ -5,6 +5,7 @@
  */
 import type { PushDevice } from '../records.ts';
 import { timestampOrNow } from '../positions.ts';
+import { checkPushDevice } from '../inputs.ts';
 import type { PushDeviceInput, PushDeviceStore } from '../types-tenant.ts';
 import { jsonList, type SqliteHandle } from './shared.ts';
 import type { TriggerMemo } from './trigger-memo.ts';
@@ -18,7 +19,6 @@ export const devicesGroupSql = (row: 'NEW' | 'OLD'): string => `${row}.tenant_id
 const utf8Order = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 const COLUMNS = 'tenant_id, user_id, platform, token_or_endpoint, p256dh, auth, created_at, updated_at';
-const PLATFORMS: ReadonlySet<string> = new Set(['web', 'fcm', 'apns']);
 
 export class SqlitePushDeviceStore implements PushDeviceStore {
   private readonly upsertStmt;
@@ -52,18 +52,7 @@ export class SqlitePushDeviceStore implements PushDeviceStore {
   }
 
   async upsert(device: PushDeviceInput, at?: string): Promise<PushDevice> {
-    if (!PLATFORMS.has(device.platform)) throw new RangeError(`unknown push platform ${String(device.platform)}`);
-    if (!device.token_or_endpoint) throw new RangeError('token_or_endpoint must not be empty');
-    const when = timestampOrNow(at);
-    const row = {
-      tenant_id: device.tenant_id,
-      user_id: device.user_id,
-      platform: device.platform,
-      token_or_endpoint: device.token_or_endpoint,
-      p256dh: device.p256dh ?? null,
-      auth: device.auth ?? null,
-      at: when,
-    };
+    const row = { ...checkPushDevice(device), at: timestampOrNow(at) };
     return this.h.write(() => this.upsertStmt.get(row)!);
   }
 
