@@ -128,3 +128,31 @@ export function checkPushDevice(device: PushDeviceInput): Omit<PushDevice, 'crea
     auth: device.auth ?? null,
   };
 }
+
+const MAX_SEARCH = 1000;
+
+/** Lower-casing of stored search keys and of queries (full Unicode), so they always agree. */
+export function searchKey(text: string): string {
+  return text.toLowerCase();
+}
+
+/**
+ * The smallest string greater than every string that starts with `prefix` (non-empty), in code
+ * point order, which is SQLite's BINARY (UTF-8 byte) order and Cassandra's text order: the last
+ * code point plus one, skipping the surrogate range. (A prefix ending in U+10FFFF, a
+ * non-character, gets a bound just past itself.)
+ */
+export function prefixSuccessor(prefix: string): string {
+  const points = Array.from(prefix);
+  const last = points.pop()!.codePointAt(0)!;
+  if (last === 0x10ffff) return `${prefix}\u{10FFFF}`;
+  const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+  return points.join('') + String.fromCodePoint(next);
+}
+
+/** A profile search's rules; answers the lower bound of its key range (searchKey of the prefix). */
+export function checkSearch(prefix: string, limit: number): string {
+  if (typeof prefix !== 'string' || prefix.length === 0) throw new RangeError('search prefix must not be empty');
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH) throw new RangeError(`search limit must be an integer from 1 to ${MAX_SEARCH}`);
+  return searchKey(prefix);
+}

@@ -18,9 +18,9 @@ import type { ProfileInput, ProfileStore } from '../types-tenant.ts';
 import type { Mutation } from './activity.ts';
 import { cql, type CassandraHandle } from './cql.ts';
 import { str, strOrNull, time, ts } from './rows.ts';
+import { checkSearch, prefixSuccessor, searchKey } from '../inputs.ts';
 
 const COLUMNS = 'tenant_id, user_id, display_name, avatar_url, updated_at';
-const MAX_SEARCH = 1000;
 
 export const PROFILES_CQL = {
   get: cql(`SELECT ${COLUMNS} FROM profiles WHERE tenant_id = ? AND user_id IN ?`),
@@ -30,23 +30,9 @@ export const PROFILES_CQL = {
   search: cql('SELECT user_id FROM profile_search WHERE tenant_id = ? AND head = ? AND search_key >= ? AND search_key < ? LIMIT ?'),
 };
 
-/** Lower-casing of keys and queries (full Unicode, as the SQLite driver). */
-export function searchKey(text: string): string {
-  return text.toLowerCase();
-}
-
 /** The partition of a key: its first code point. */
 export function headOf(key: string): string {
   return Array.from(key)[0] ?? '';
-}
-
-/** Smallest string above every string starting with `prefix` (code point order, no surrogates). */
-export function prefixSuccessor(prefix: string): string {
-  const points = Array.from(prefix);
-  const last = points.pop()!.codePointAt(0)!;
-  if (last === 0x10ffff) return `${prefix}\u{10FFFF}`;
-  const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
-  return points.join('') + String.fromCodePoint(next);
 }
 
 function toProfile(row: Readonly<Record<string, unknown>>): ProfileRecord {
@@ -104,9 +90,7 @@ export class CassandraProfileStore implements ProfileStore {
   }
 
   async search(tenant_id: string, prefix: string, limit: number): Promise<ProfileRecord[]> {
-    if (typeof prefix !== 'string' || prefix.length === 0) throw new RangeError('search prefix must not be empty');
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH) throw new RangeError(`search limit must be an integer from 1 to ${MAX_SEARCH}`);
-    const lo = searchKey(prefix);
+    const lo = checkSearch(prefix, limit);
     return this.h.op(async () => {
       // A user has at most two search rows, so 2 * limit rows hold `limit` distinct users if
       // that many match.

@@ -9,28 +9,9 @@ import type { ProfileRecord } from '../records.ts';
 import { timestampOrNow } from '../positions.ts';
 import type { ProfileInput, ProfileStore } from '../types-tenant.ts';
 import { jsonList, type Db, type SqliteHandle } from './shared.ts';
+import { checkSearch, prefixSuccessor, searchKey } from '../inputs.ts';
 
 const COLUMNS = 'tenant_id, user_id, display_name, avatar_url, updated_at';
-const MAX_SEARCH = 1000;
-
-/** Lower-casing used for both the stored keys and the query, so they always agree. */
-export function searchKey(text: string): string {
-  return text.toLowerCase();
-}
-
-/**
- * The smallest string greater than every string that starts with `prefix` (non-empty), in code
- * point order, which is SQLite's BINARY (UTF-8 byte) order: the last code point plus one,
- * skipping the surrogate range. (A prefix ending in U+10FFFF, a non-character, gets a bound
- * just past itself.)
- */
-export function prefixSuccessor(prefix: string): string {
-  const points = Array.from(prefix);
-  const last = points.pop()!.codePointAt(0)!;
-  if (last === 0x10ffff) return `${prefix}\u{10FFFF}`;
-  const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
-  return points.join('') + String.fromCodePoint(next);
-}
 
 export const SEARCH_SQL = `SELECT * FROM (SELECT ${COLUMNS} FROM profiles
     WHERE tenant_id = :tenant_id AND user_key >= :lo AND user_key < :hi ORDER BY user_key LIMIT :n)
@@ -99,9 +80,7 @@ export class SqliteProfileStore implements ProfileStore {
   }
 
   async search(tenant_id: string, prefix: string, limit: number): Promise<ProfileRecord[]> {
-    if (typeof prefix !== 'string' || prefix.length === 0) throw new RangeError('search prefix must not be empty');
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH) throw new RangeError(`search limit must be an integer from 1 to ${MAX_SEARCH}`);
-    const lo = searchKey(prefix);
+    const lo = checkSearch(prefix, limit);
     return this.h.read(() => this.searchStmt.all({ tenant_id, lo, hi: prefixSuccessor(lo), n: limit }));
   }
 }
