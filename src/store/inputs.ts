@@ -3,7 +3,7 @@
  * RangeError, with one wording across drivers) and the records a create or an append stores.
  */
 import { timestampOrNow } from './positions.ts';
-import type { ConversationRecord, MessageRecord, PushDevice } from './records.ts';
+import type { ConversationDetail, ConversationRecord, MemberRecord, MessageRecord, ProfileSummary, PushDevice, ReadState } from './records.ts';
 import type { ConversationGist, CreateConversationInput } from './types-conversations.ts';
 import type { AppendMessageInput, RetentionInput } from './types-messages.ts';
 import type { PushDeviceInput } from './types-tenant.ts';
@@ -155,4 +155,20 @@ export function checkSearch(prefix: string, limit: number): string {
   if (typeof prefix !== 'string' || prefix.length === 0) throw new RangeError('search prefix must not be empty');
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH) throw new RangeError(`search limit must be an integer from 1 to ${MAX_SEARCH}`);
   return searchKey(prefix);
+}
+
+/**
+ * A conversation as one viewer sees it, from what a driver read: the viewer's membership (null
+ * for machines and non-members) and, for an ACTIVE member, the read state.
+ */
+export function conversationDetail(conv: ConversationRecord, membership: MemberRecord | null, state: ReadState | null, members: ProfileSummary[] | null): ConversationDetail {
+  return {
+    ...conv,
+    my_role: membership?.status === 'ACTIVE' ? membership.role : null,
+    has_unread: state?.has_unread ?? false,
+    members,
+    my_membership: membership,
+    unread_count: state?.unread_count ?? 0,
+    last_read_seq: state?.last_read_seq ?? 0,
+  };
 }

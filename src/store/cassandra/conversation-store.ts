@@ -21,7 +21,7 @@ import { activateRows, unlistRows, type MembersTable } from './members.ts';
 import type { ReadStateTable } from './read-state.ts';
 import { str, ts } from './rows.ts';
 import { checkEpoch, checkPreview } from './validate.ts';
-import { checkConversationType, checkCreate, gistOf, newConversationRecord } from '../inputs.ts';
+import { checkConversationType, checkCreate, conversationDetail, gistOf, newConversationRecord } from '../inputs.ts';
 
 /** How long a DIRECT create that lost the pair waits for the winner's conversation row. */
 const PAIR_WAIT_MS = [10, 20, 40, 80, 160, 320, 640, 1280];
@@ -130,15 +130,7 @@ export class CassandraConversationStore implements ConversationStore {
       const state = active
         ? await this.readState.state(conv.conversation_id, viewer.user_id, await this.readState.marker(conv.conversation_id, viewer.user_id), conv.last_seq)
         : null;
-      return {
-        ...publicRecord(conv),
-        my_role: active ? membership.role : null,
-        has_unread: state?.has_unread ?? false,
-        members: await this.views.preview(conv, membersPreview),
-        my_membership: membership,
-        unread_count: state?.unread_count ?? 0,
-        last_read_seq: state?.last_read_seq ?? 0,
-      };
+      return conversationDetail(publicRecord(conv), membership, state, await this.views.preview(conv, membersPreview));
     });
   }
 

@@ -20,7 +20,7 @@ import type { GateCache } from './gate-cache.ts';
 import type { MembersTable } from './members.ts';
 import type { ReadStateTable } from './read-state.ts';
 import { checkEpoch, type SqliteHandle } from './shared.ts';
-import { checkConversationType, checkCreate, checkPreview, newConversationRecord } from '../inputs.ts';
+import { checkConversationType, checkCreate, checkPreview, conversationDetail, newConversationRecord } from '../inputs.ts';
 import type Database from 'better-sqlite3';
 
 /** Sorts after every ISO timestamp and UUID: the bound of a first page. */
@@ -114,15 +114,7 @@ export class SqliteConversationStore implements ConversationStore {
       const membership = viewer.kind === 'user' ? this.members.get(conv.conversation_id, viewer.user_id) : null;
       const active = membership?.status === 'ACTIVE' && viewer.kind === 'user';
       const state = active ? this.readState.state(conv.conversation_id, viewer.user_id, this.readState.marker(conv.conversation_id, viewer.user_id), conv.last_seq) : null;
-      return {
-        ...conv,
-        my_role: active ? membership.role : null,
-        has_unread: state?.has_unread ?? false,
-        members: this.preview(conv, membersPreview),
-        my_membership: membership,
-        unread_count: state?.unread_count ?? 0,
-        last_read_seq: state?.last_read_seq ?? 0,
-      };
+      return conversationDetail(conv, membership, state, this.preview(conv, membersPreview));
     });
   }
 
