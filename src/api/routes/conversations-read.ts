@@ -81,31 +81,25 @@ export const listMessages = defineRoute({
     const viewer = viewerOf(access);
     const viewer_user_id = viewer.kind === 'user' ? viewer.user_id : null;
     const limit = pageLimit(query.limit);
+    const key = `${params.conversation_id}|${limit}|${query.before ?? ''}`;
+    const serve = (conversation: ConversationGist): RawJson | Promise<RawJson> => {
+      const cached = services.pages.get(key, conversation.revision, viewer_user_id ?? '');
+      return cached !== undefined ? new RawJson(cached) : buildHistoryPage(services, params, viewer_user_id, limit, query.before, key, conversation);
+    };
     const conversations = services.store.conversations;
-    if (conversations.gateSync !== undefined) {
-      const conversation = readableBy(viewer, params, conversations.gateSync(params, viewer_user_id));
-      const cached = services.pages.get(pageKey(params.conversation_id, limit, query.before), conversation.revision, viewer_user_id ?? '');
-      if (cached !== undefined) return new RawJson(cached);
-      return buildHistoryPage(services, params, viewer_user_id, limit, query.before, conversation);
-    }
-    return assertReadable(services, access, params).then((conversation) => {
-      const cached = services.pages.get(pageKey(params.conversation_id, limit, query.before), conversation.revision, viewer_user_id ?? '');
-      return cached !== undefined ? new RawJson(cached) : buildHistoryPage(services, params, viewer_user_id, limit, query.before, conversation);
-    });
+    if (conversations.gateSync !== undefined) return serve(readableBy(viewer, params, conversations.gateSync(params, viewer_user_id)));
+    return assertReadable(services, access, params).then(serve);
   },
 });
 
-function pageKey(conversation_id: string, limit: number, before: string | undefined): string {
-  return `${conversation_id}|${limit}|${before ?? ''}`;
-}
-
-/** A history page read from the store, serialized once and kept in the page cache. */
+/** A history page read from the store, serialized once and kept in the page cache under `key`. */
 async function buildHistoryPage(
   services: Services,
   params: ConversationRefParams,
   viewer_user_id: string | null,
   limit: number,
   before: string | undefined,
+  key: string,
   conversation: ConversationGist,
 ): Promise<RawJson> {
   const after = positionFrom(services, 'messages', params.conversation_id, before) as MessagePosition | null;
@@ -115,7 +109,7 @@ async function buildHistoryPage(
   const bytes = Buffer.from(JSON.stringify(body));
   // The revision read before the page: a write that landed in between makes the entry stale
   // at the next read (its revision moved), never a newer page under an older revision.
-  services.pages.set(pageKey(params.conversation_id, limit, before), conversation.revision, viewer_user_id ?? '', bytes, res.items.some((m) => m.reactions.length > 0));
+  services.pages.set(key, conversation.revision, viewer_user_id ?? '', bytes, res.items.some((m) => m.reactions.length > 0));
   return new RawJson(bytes);
 }
 
