@@ -7,13 +7,16 @@ import type { PushDevice } from '../records.ts';
 import { timestampOrNow } from '../positions.ts';
 import { checkPushDevice } from '../inputs.ts';
 import type { PushDeviceInput, PushDeviceStore } from '../types-tenant.ts';
-import { jsonList, type SqliteHandle } from './shared.ts';
-import type { TriggerMemo } from './trigger-memo.ts';
+import { jsonList, type Db, type SqliteHandle } from './shared.ts';
+import { TriggerMemo } from './trigger-memo.ts';
 
-/** The memo group of a user's devices (matches DEVICES_GROUP_SQL). */
+/** The memo group of a user's devices; the triggers compute the same text in SQL. */
 const deviceGroup = (tenant_id: string, user_id: string): string => `${tenant_id}\u001f${user_id}`;
-/** SQL of the same group, over a trigger's NEW or OLD row. */
-export const devicesGroupSql = (row: 'NEW' | 'OLD'): string => `${row}.tenant_id || char(31) || ${row}.user_id`;
+
+/** The memo of each user's devices for exclusive mode, dropped at any change of push_devices rows. */
+export function memoizeDevices(db: Db): TriggerMemo<readonly PushDevice[]> {
+  return new TriggerMemo(db, { fn: 'chat_devices_touch', tables: ['push_devices'], group: (row) => `${row}.tenant_id || char(31) || ${row}.user_id` }, 100_000, 1);
+}
 
 /** SQLite's BINARY order of TEXT: the UTF-8 bytes. */
 const utf8Order = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));

@@ -19,7 +19,7 @@ import type { ChatStore, SqliteStoreConfig } from '../types.ts';
 import { WriteBatcher, type BatcherStats } from './batcher.ts';
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
 import { GateCache, type GateCacheStats } from './gate-cache.ts';
-import { TriggerMemo, type TriggerMemoStats } from './trigger-memo.ts';
+import type { TriggerMemo, TriggerMemoStats } from './trigger-memo.ts';
 import { FileLock } from './file-lock.ts';
 import { SqliteConversationStore } from './conversation-store.ts';
 import { ConversationsTable } from './conversations.ts';
@@ -30,7 +30,7 @@ import { MessagesTable } from './messages.ts';
 import { MembersTable, SqliteMemberStore } from './members.ts';
 import { loadMigrations, migrate, type Migration } from './migrations.ts';
 import { SqliteProfileStore } from './profiles.ts';
-import { devicesGroupSql, SqlitePushDeviceStore } from './push-devices.ts';
+import { memoizeDevices, SqlitePushDeviceStore } from './push-devices.ts';
 import type { PushDevice } from '../records.ts';
 import { ReactionsTable, SqliteReactionStore } from './reactions.ts';
 import { ReadStateTable, SqliteReadStateStore } from './read-state.ts';
@@ -122,7 +122,7 @@ export class SqliteChatStore implements ChatStore {
     this.idempotency = new SqliteIdempotencyStore(h);
     this.settings = new SqliteSettingsStore(h);
     this.roleOverrides = new SqliteRoleOverrideStore(h);
-    this.devices = mode === 'exclusive' ? new TriggerMemo<readonly PushDevice[]>(db, { fn: 'chat_devices_touch', tables: ['push_devices'], group: devicesGroupSql }, 100_000, 1) : null;
+    this.devices = mode === 'exclusive' ? memoizeDevices(db) : null;
     this.pushDevices = new SqlitePushDeviceStore(h, this.devices);
   }
 
