@@ -29,6 +29,7 @@ import { registerRetentionMetrics } from './retention/retention-metrics.ts';
 import { Hub, RealtimeCredentials, STREAM_PATH, loadRealtimeSecret, streamHandler } from './realtime/index.ts';
 import { readableConversations } from './realtime/readable.ts';
 import { SqliteChatStore } from './store/sqlite/sqlite-store.ts';
+import { ThreadedSqliteStore } from './store/sqlite/writer-thread.ts';
 
 export interface RunningNode {
   port: number;
@@ -124,7 +125,9 @@ export async function startNode(config: Config): Promise<RunningNode> {
   if (sharding) registerShardingMetrics(metrics.registry, sharding);
   const pages = new PageCache();
   registerPageCacheMetrics(metrics.registry, pages);
-  if (store instanceof SqliteChatStore) registerStoreMemoMetrics(metrics.registry, { gate: () => store.gateCacheStats(), push_devices: () => store.deviceCacheStats() });
+  if (store instanceof SqliteChatStore || store instanceof ThreadedSqliteStore) {
+    registerStoreMemoMetrics(metrics.registry, { gate: () => store.gateCacheStats(), push_devices: () => store.deviceCacheStats() });
+  }
   const services: Services = { config: cfg, identity, vapid, store, cursors, actors: sharding?.actors ?? actors, bus, presence, pages, openapi: () => openapi };
   // The realtime stream: credentials signed with a secret every node shares; one hub per node.
   const realtimeCredentials = new RealtimeCredentials(loadRealtimeSecret(cfg.realtime.secret, cfg.dataDir));

@@ -26,7 +26,7 @@ export type RateLimitConfig = { driver: 'memory' } | { driver: 'redis' };
 
 /** Storage: the embedded SQLite file in the data directory, or Cassandra / ScyllaDB. */
 export type StoreSettings =
-  | { driver: 'sqlite'; mode: 'exclusive' | 'shared-file' }
+  | { driver: 'sqlite'; mode: 'exclusive' | 'shared-file'; writer: 'thread' | 'inline' }
   | { driver: 'cassandra'; contactPoints: string[]; localDataCenter: string; keyspace: string; replicationFactor: number; username: string | null; password: string | null };
 
 
@@ -159,7 +159,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (clustered && storeDriver === 'sqlite' && storeMode !== 'shared-file') {
     problems.push('CHAT_CLUSTER=redis with SQLite needs CHAT_SQLITE_MODE=shared-file (every node on one machine, one file); use CHAT_STORE_DRIVER=cassandra across machines');
   }
-  let store: StoreSettings = { driver: 'sqlite', mode: storeMode === 'shared-file' ? 'shared-file' : 'exclusive' };
+  const storeWriter = str('CHAT_SQLITE_WRITER', 'thread');
+  if (storeWriter !== 'thread' && storeWriter !== 'inline') problems.push(`CHAT_SQLITE_WRITER must be "thread" or "inline" (got "${storeWriter}")`);
+  let store: StoreSettings = { driver: 'sqlite', mode: storeMode === 'shared-file' ? 'shared-file' : 'exclusive', writer: storeWriter === 'inline' ? 'inline' : 'thread' };
   if (storeDriver === 'cassandra') {
     const contactPoints = str('CHAT_CASSANDRA_CONTACT_POINTS', '').split(',').map((p) => p.trim()).filter(Boolean);
     if (contactPoints.length === 0) problems.push('CHAT_CASSANDRA_CONTACT_POINTS must list at least one host[:port] when CHAT_STORE_DRIVER=cassandra');

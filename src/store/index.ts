@@ -4,6 +4,7 @@
  */
 import { CassandraChatStore } from './cassandra/cassandra-store.ts';
 import { SqliteChatStore } from './sqlite/sqlite-store.ts';
+import { ThreadedSqliteStore } from './sqlite/writer-thread.ts';
 import type { ChatStore, StoreConfig } from './types.ts';
 
 export type * from './types.ts';
@@ -15,7 +16,7 @@ export { sqliteStorePath } from './sqlite/sqlite-store.ts';
 export async function createStore(config: StoreConfig): Promise<ChatStore> {
   switch (config.driver) {
     case 'sqlite':
-      return new SqliteChatStore(config);
+      return (config.writer ?? 'thread') === 'thread' ? ThreadedSqliteStore.open(config) : new SqliteChatStore(config);
     case 'cassandra':
       return CassandraChatStore.open(config);
     default: {

@@ -63,6 +63,11 @@ export interface SqliteStoreConfig {
   checkpointIntervalMs?: number;
   /** Group commit tuning, see sqlite/batcher.ts. */
   groupCommit?: { maxOps?: number; maxDelayMs?: number };
+  /**
+   * `thread` (default): writes run on a thread of their own, so the event loop never waits on a
+   * COMMIT or its fsync (sqlite/writer-thread.ts). `inline`: on the caller's thread.
+   */
+  writer?: 'thread' | 'inline';
 }
 
 /** The cluster store (Cassandra or ScyllaDB); see cassandra/cassandra-store.ts and docs/storage.md. */

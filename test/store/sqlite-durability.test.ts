@@ -55,40 +55,42 @@ describe('SQLite durability', () => {
     }
   });
 
-  it('every send acknowledged before SIGKILL is in the file afterwards', async () => {
-    const file = sqliteStorePath(dir());
-    const conversation_id = randomUUID();
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test/store/fixtures/sqlite-writer.ts'), file, conversation_id], {
-      cwd: PROJECT_ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const acked = new Set<number>();
-    let buffered = '';
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-    await new Promise<void>((resolve, reject) => {
-      child.on('exit', () => reject(new Error(`writer exited early after ${acked.size} acknowledgements`)));
-      child.stdout.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString('utf8');
-        const lines = buffered.split('\n');
-        buffered = lines.pop()!;
-        for (const line of lines) acked.add(Number(line));
-        if (acked.size >= 2000 && !child.killed) {
-          child.kill('SIGKILL');
-          resolve();
-        }
+  for (const writer of ['thread', 'inline'] as const) {
+    it(`every send acknowledged before SIGKILL is in the file afterwards (${writer} writer)`, async () => {
+      const file = sqliteStorePath(dir());
+      const conversation_id = randomUUID();
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test/store/fixtures/sqlite-writer.ts'), file, conversation_id, writer], {
+        cwd: PROJECT_ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
-    });
-    assert.equal(await exited, 'SIGKILL');
+      const acked = new Set<number>();
+      let buffered = '';
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+      await new Promise<void>((resolve, reject) => {
+        child.on('exit', () => reject(new Error(`writer exited early after ${acked.size} acknowledgements`)));
+        child.stdout.on('data', (chunk: Buffer) => {
+          buffered += chunk.toString('utf8');
+          const lines = buffered.split('\n');
+          buffered = lines.pop()!;
+          for (const line of lines) acked.add(Number(line));
+          if (acked.size >= 2000 && !child.killed) {
+            child.kill('SIGKILL');
+            resolve();
+          }
+        });
+      });
+      assert.equal(await exited, 'SIGKILL');
 
-    const store = new SqliteChatStore({ driver: 'sqlite', path: file });
-    try {
-      const stored = await allSeqs(store, { tenant_id: 'crash-tenant', application_id: 'app-1' }, conversation_id);
-      const lost = [...acked].filter((seq) => !stored.has(seq));
-      assert.deepEqual(lost, [], `${lost.length} acknowledged sends lost`);
-      const conv = await store.conversations.get({ tenant_id: 'crash-tenant', application_id: 'app-1', conversation_id }, { kind: 'machine' }, 0);
-      assert.equal(conv?.last_seq, Math.max(...stored), 'last_seq committed with the messages');
-    } finally {
-      await store.close();
-    }
-  });
+      const store = new SqliteChatStore({ driver: 'sqlite', path: file });
+      try {
+        const stored = await allSeqs(store, { tenant_id: 'crash-tenant', application_id: 'app-1' }, conversation_id);
+        const lost = [...acked].filter((seq) => !stored.has(seq));
+        assert.deepEqual(lost, [], `${lost.length} acknowledged sends lost`);
+        const conv = await store.conversations.get({ tenant_id: 'crash-tenant', application_id: 'app-1', conversation_id }, { kind: 'machine' }, 0);
+        assert.equal(conv?.last_seq, Math.max(...stored), 'last_seq committed with the messages');
+      } finally {
+        await store.close();
+      }
+    });
+  }
 });

@@ -14,7 +14,8 @@ import { tempDirs } from './helpers.ts';
 
 const dir = tempDirs('chat-store');
 
-storeContract('sqlite', () => createStore({ driver: 'sqlite', path: sqliteStorePath(dir()) }));
+storeContract('sqlite (writer thread)', () => createStore({ driver: 'sqlite', path: sqliteStorePath(dir()) }));
+storeContract('sqlite, writes inline', () => createStore({ driver: 'sqlite', path: sqliteStorePath(dir()), writer: 'inline' }));
 storeContract('sqlite, shared-file, 2 ms commit window', () =>
   createStore({ driver: 'sqlite', path: sqliteStorePath(dir()), mode: 'shared-file', groupCommit: { maxDelayMs: 2 } }),
 );

@@ -43,8 +43,10 @@ test('VAPID keys come in pairs; the public base URL must end with /api/v1', () =
 });
 
 test('storage settings and the cursor secret are validated', () => {
-  assert.deepEqual(loadConfig({}).store, { driver: 'sqlite', mode: 'exclusive' });
-  assert.deepEqual(loadConfig({ CHAT_SQLITE_MODE: 'shared-file' }).store, { driver: 'sqlite', mode: 'shared-file' });
+  assert.deepEqual(loadConfig({}).store, { driver: 'sqlite', mode: 'exclusive', writer: 'thread' });
+  assert.deepEqual(loadConfig({ CHAT_SQLITE_MODE: 'shared-file' }).store, { driver: 'sqlite', mode: 'shared-file', writer: 'thread' });
+  assert.deepEqual(loadConfig({ CHAT_SQLITE_WRITER: 'inline' }).store, { driver: 'sqlite', mode: 'exclusive', writer: 'inline' });
+  assert.throws(() => loadConfig({ CHAT_SQLITE_WRITER: 'worker' }), /CHAT_SQLITE_WRITER must be "thread" or "inline"/);
   assert.throws(() => loadConfig({ CHAT_STORE_DRIVER: 'postgres' }), /CHAT_STORE_DRIVER must be "sqlite" or "cassandra"/);
   assert.throws(() => loadConfig({ CHAT_SQLITE_MODE: 'both' }), /CHAT_SQLITE_MODE/);
   assert.throws(() => loadConfig({ CHAT_CURSOR_SECRET: 'abcd' }), /at least 32 bytes/);

@@ -18,12 +18,21 @@ import { TriggerMemo, type TriggerMemoStats } from './trigger-memo.ts';
 
 export type GateCacheStats = TriggerMemoStats;
 
+/** The SQL function of the gate memo's triggers, also the memo's name in the writer's reports. */
+export const GATE_MEMO = 'chat_gate_touch';
+
 export class GateCache {
   /** Grouped by conversation; keyed by tenant|application|user (null answer: no live conversation there). */
   private readonly memo: TriggerMemo<ConversationGate | null>;
 
-  constructor(db: Db, maxAnswers = 100_000, maxPerConversation = 256) {
-    this.memo = new TriggerMemo(db, { fn: 'chat_gate_touch', tables: ['conversations', 'members'], group: (row) => `${row}.conversation_id` }, maxAnswers, maxPerConversation);
+  /** `db` null: no triggers, invalidated through `memo.touch` (the writer thread's reports). */
+  constructor(db: Db | null, maxAnswers = 100_000, maxPerConversation = 256, onTouch?: (fn: string, group: string) => void) {
+    this.memo = new TriggerMemo(db, { fn: GATE_MEMO, tables: ['conversations', 'members'], group: (row) => `${row}.conversation_id` }, maxAnswers, maxPerConversation, onTouch);
+  }
+
+  /** Drops a conversation's answers (a change reported by the writer thread). */
+  touch(conversation_id: string): void {
+    this.memo.touch(conversation_id);
   }
 
   get stats(): Readonly<GateCacheStats> {

@@ -20,6 +20,8 @@ export class SqliteHandle {
   constructor(
     readonly db: Db,
     readonly writer: WriteBatcher,
+    /** False on the reading connection of the writer thread (writer-thread.ts): writes go there. */
+    private readonly writable = true,
   ) {
     this.readTx = db.transaction((fn: () => unknown) => fn()).deferred;
   }
@@ -52,6 +54,7 @@ export class SqliteHandle {
   /** Queues a synchronous write op for the next group commit (see batcher.ts). */
   write<T>(op: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new StoreClosedError());
+    if (!this.writable) return Promise.reject(new Error('a write reached the reading connection: it belongs to the writer thread'));
     return this.writer.run(op);
   }
 

@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import type { ChatStore, SqliteStoreConfig } from '../types.ts';
 import { WriteBatcher, type BatcherStats } from './batcher.ts';
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
-import { GateCache, type GateCacheStats } from './gate-cache.ts';
+import { GATE_MEMO, GateCache, type GateCacheStats } from './gate-cache.ts';
 import type { TriggerMemo, TriggerMemoStats } from './trigger-memo.ts';
 import { FileLock } from './file-lock.ts';
 import { SqliteConversationStore } from './conversation-store.ts';
@@ -30,7 +30,7 @@ import { MessagesTable } from './messages.ts';
 import { MembersTable, SqliteMemberStore } from './members.ts';
 import { loadMigrations, migrate, type Migration } from './migrations.ts';
 import { SqliteProfileStore } from './profiles.ts';
-import { memoizeDevices, SqlitePushDeviceStore } from './push-devices.ts';
+import { DEVICES_MEMO, memoizeDevices, SqlitePushDeviceStore } from './push-devices.ts';
 import type { PushDevice } from '../records.ts';
 import { ReactionsTable, SqliteReactionStore } from './reactions.ts';
 import { ReadStateTable, SqliteReadStateStore } from './read-state.ts';
@@ -46,6 +46,17 @@ export function sqliteStorePath(dataDir: string): string {
 export interface SqliteOpenOptions {
   /** Migrations to apply instead of schema/sqlite/ (tests of the runner). */
   migrations?: readonly Migration[];
+  /**
+   * `standalone` (default): this connection reads and writes, on the caller's thread.
+   * The writer thread (writer-thread.ts) splits one store in two connections:
+   * `writer`, in the worker: applies migrations, runs every write and the checkpointer, takes no
+   * lock file (the opening thread holds it), reports memo invalidations through `onTouch`;
+   * `reader`, on the opening thread: reads only (a write is refused as a bug), no migrations, no
+   * checkpointer, memos invalidated by the writer's reports.
+   */
+  role?: 'standalone' | 'writer' | 'reader';
+  /** Writer role: every memo group its triggers touch (trigger-memo.ts). */
+  onTouch?: (memo: string, group: string) => void;
 }
 
 export class SqliteChatStore implements ChatStore {
@@ -68,18 +79,20 @@ export class SqliteChatStore implements ChatStore {
   private readonly mode: 'exclusive' | 'shared-file';
   private closed = false;
   private readonly lock: FileLock | null;
-  private readonly checkpointer: Checkpointer;
+  private readonly role: 'standalone' | 'writer' | 'reader';
+  private readonly checkpointer: Checkpointer | null;
   private readonly gates: GateCache | null;
   private readonly devices: TriggerMemo<readonly PushDevice[]> | null;
 
   constructor(config: SqliteStoreConfig, options: SqliteOpenOptions = {}) {
     const mode = config.mode ?? 'exclusive';
+    const role = options.role ?? 'standalone';
     const busyTimeoutMs = config.busyTimeoutMs ?? 5000;
     if (mode !== 'exclusive' && mode !== 'shared-file') throw new RangeError(`unknown sqlite mode ${String(mode)}`);
     if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError('busyTimeoutMs must be a non-negative integer');
     fs.mkdirSync(path.dirname(path.resolve(config.path)), { recursive: true });
     // Exclusive mode: the lock file first, so a second process fails here, at start.
-    const lock = mode === 'exclusive' ? FileLock.take(config.path) : null;
+    const lock = mode === 'exclusive' && role === 'standalone' ? FileLock.take(config.path) : null;
     const db = new Database(config.path, { timeout: busyTimeoutMs });
     try {
       const journal = db.pragma('journal_mode = WAL', { simple: true });
@@ -94,8 +107,9 @@ export class SqliteChatStore implements ChatStore {
       db.pragma('wal_autocheckpoint = 0');
       // After a checkpoint resets the WAL, truncate the file back to 64 MiB at most.
       db.pragma('journal_size_limit = 67108864');
-      this.appliedMigrations = migrate(db, options.migrations ?? loadMigrations());
+      this.appliedMigrations = role === 'reader' ? [] : migrate(db, options.migrations ?? loadMigrations());
       this.batcher = new WriteBatcher(db, config.groupCommit);
+      if (role === 'reader') db.pragma('query_only = ON'); // a write here would be a bug: refuse it
     } catch (error) {
       db.close();
       lock?.release(); // a failed open must not block the next attempt
@@ -104,15 +118,18 @@ export class SqliteChatStore implements ChatStore {
     this.db = db;
     this.mode = mode;
     this.lock = lock;
-    this.checkpointer = startCheckpointer(path.resolve(config.path), config.checkpointIntervalMs ?? 250);
-    const h = (this.handle = new SqliteHandle(db, this.batcher));
+    this.role = role;
+    this.checkpointer = role === 'reader' ? null : startCheckpointer(path.resolve(config.path), config.checkpointIntervalMs ?? 250);
+    const h = (this.handle = new SqliteHandle(db, this.batcher, role !== 'reader'));
     const conversations = new ConversationsTable(db);
     const members = new MembersTable(db);
     const messages = new MessagesTable(db);
     const reactions = new ReactionsTable(db);
     const readState = new ReadStateTable(db);
-    // Exclusive mode: this connection is the file's only writer, so its own triggers see every write.
-    this.gates = mode === 'exclusive' ? new GateCache(db) : null;
+    // Exclusive mode: one connection is the file's only writer, so its triggers see every write
+    // (the reader's memos have no triggers: the writer reports what its triggers saw).
+    const memoDb = role === 'reader' ? null : db;
+    this.gates = mode === 'exclusive' ? new GateCache(memoDb, undefined, undefined, options.onTouch) : null;
     this.conversations = new SqliteConversationStore(h, conversations, members, new DirectPairsTable(db), readState, this.gates);
     this.members = new SqliteMemberStore(h, conversations, members, readState);
     this.messages = new SqliteMessageStore(h, conversations, messages, reactions);
@@ -122,7 +139,7 @@ export class SqliteChatStore implements ChatStore {
     this.idempotency = new SqliteIdempotencyStore(h);
     this.settings = new SqliteSettingsStore(h);
     this.roleOverrides = new SqliteRoleOverrideStore(h);
-    this.devices = mode === 'exclusive' ? memoizeDevices(db) : null;
+    this.devices = mode === 'exclusive' ? memoizeDevices(memoDb, options.onTouch) : null;
     this.pushDevices = new SqlitePushDeviceStore(h, this.devices);
   }
 
@@ -141,18 +158,24 @@ export class SqliteChatStore implements ChatStore {
     return this.gates === null ? null : { ...this.gates.stats };
   }
 
+  /** Reader role: drops what the writer's triggers touched (writer-thread.ts). */
+  touch(memo: string, group: string): void {
+    if (memo === GATE_MEMO) this.gates?.touch(group);
+    else if (memo === DEVICES_MEMO) this.devices?.touch(group);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     // Commit what is queued (its callers get their answers), then refuse everything.
     this.batcher.close();
     this.handle.markClosed();
-    await this.checkpointer.stop();
+    await this.checkpointer?.stop();
     // Refresh planner statistics where SQLite thinks they are stale (what its docs advise before
     // closing a long-lived connection), and fold the WAL back into the main file so a stopped
     // node's data is one self-contained file. Not in shared-file mode: both would wait on other
     // processes' locks. (test/store/sqlite-query-plans.test.ts holds the plans under ANALYZE.)
-    if (this.mode === 'exclusive') {
+    if (this.mode === 'exclusive' && this.role !== 'reader') {
       this.db.pragma('optimize');
       this.db.pragma('wal_checkpoint(TRUNCATE)');
     }

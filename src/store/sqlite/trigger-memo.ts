@@ -11,6 +11,11 @@
  *
  * Not for shared-file mode: TEMP triggers see this connection's writes only. Bounded: at most
  * `maxAnswers` answers in all (the groups cached first go first) and `maxPerGroup` per group.
+ *
+ * With the writer thread (writer-thread.ts) the triggers live on the writer's connection and the
+ * memo on the reading thread's: the writer's memo (`db` given, `onTouch` set) reports every
+ * touched group, the writer posts them with the batch's answers, and the reading thread's memo
+ * (`db` null: no triggers) drops them through `touch` before any of those answers is delivered.
  */
 import type { Db } from './shared.ts';
 
@@ -36,13 +41,20 @@ export class TriggerMemo<V> {
   readonly stats: TriggerMemoStats = { hits: 0, misses: 0, touches: 0 };
 
   constructor(
-    db: Db,
+    db: Db | null,
     spec: TriggerMemoSpec,
     private readonly maxAnswers: number,
     private readonly maxPerGroup: number,
+    /** Told of every touched group (the writer thread forwards them to the reading thread). */
+    onTouch?: (fn: string, group: string) => void,
   ) {
+    if (db === null) return;
     db.function(spec.fn, { deterministic: false, varargs: true }, (...groups: unknown[]) => {
-      for (const g of groups) if (typeof g === 'string') this.drop(g);
+      for (const g of groups) {
+        if (typeof g !== 'string') continue;
+        this.drop(g);
+        onTouch?.(spec.fn, g);
+      }
       this.stats.touches += 1;
       return null;
     });
@@ -85,6 +97,12 @@ export class TriggerMemo<V> {
   /** Answers held. */
   get size(): number {
     return this.answers;
+  }
+
+  /** Drops a group's answers: a row of it changed on the writer's connection (another thread). */
+  touch(group: string): void {
+    this.drop(group);
+    this.stats.touches += 1;
   }
 
   private drop(group: string): void {
