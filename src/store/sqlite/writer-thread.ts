@@ -22,8 +22,8 @@
  * - The memos of exclusive mode (gate answers, push devices) live here; the writer's triggers
  *   report the groups they touch, and those are dropped before the replies of the same batch
  *   resolve, so no acknowledged write leaves a stale answer behind (trigger-memo.ts).
- * - Calls made in one turn of the event loop go to the worker in one message; the worker's
- *   answers for one group commit come back in one message.
+ * - Each call goes to the worker at once (see call()); the worker's answers for one group commit
+ *   come back in one message.
  * - If the worker dies, every pending and later call is rejected with the reason.
  *
  * The lock file of exclusive mode is taken here, before the worker starts.
@@ -73,8 +73,6 @@ export class ThreadedSqliteStore implements ChatStore {
 
   private nextId = 1;
   private readonly waiting = new Map<number, Waiting>();
-  private outgoing: Array<[number, string, string, unknown[]]> = [];
-  private sendScheduled = false;
   private batcherStats: BatcherStats = { transactions: 0, ops: 0, failedOps: 0, largestBatch: 0, retriedBatches: 0 };
   /** Set when the worker is gone (closed or died): every call is refused with it. */
   private gone: Error | null = null;
@@ -152,38 +150,25 @@ export class ThreadedSqliteStore implements ChatStore {
     return this.reader.deviceCacheStats();
   }
 
+  /**
+   * Posts the call at once. Calls are not held for the end of the loop turn: under load the
+   * requests of one turn would then reach the writer as one wave after the thread had handled
+   * them all, and the two threads would take turns instead of working side by side (measured:
+   * ~15-25% fewer sends per second). Calls that arrive while the writer commits still share its
+   * next commit.
+   */
   private call(sub: string, method: string, args: unknown[]): Promise<unknown> {
     if (this.gone !== null) return Promise.reject(this.gone);
     const id = this.nextId++;
-    this.outgoing.push([id, sub, method, args]);
-    if (!this.sendScheduled) {
-      this.sendScheduled = true;
-      setImmediate(() => this.send());
-    }
-    return new Promise((resolve, reject) => this.waiting.set(id, { resolve, reject }));
-  }
-
-  private send(): void {
-    this.sendScheduled = false;
-    if (this.outgoing.length === 0) return;
-    const calls = this.outgoing;
-    this.outgoing = [];
-    if (this.gone !== null) {
-      for (const [id] of calls) this.settle(id, false, this.gone);
-      return;
-    }
-    try {
-      this.worker.postMessage({ calls } satisfies ToWriter);
-    } catch {
-      // An argument that cannot be copied (a function, a symbol): that call fails, not its neighbours.
-      for (const call of calls) {
-        try {
-          this.worker.postMessage({ calls: [call] } satisfies ToWriter);
-        } catch (error) {
-          this.settle(call[0], false, error);
-        }
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      try {
+        this.worker.postMessage({ calls: [[id, sub, method, args]] } satisfies ToWriter);
+      } catch (error) {
+        // An argument that cannot be copied (a function, a symbol): this call fails, not the store.
+        this.settle(id, false, error);
       }
-    }
+    });
   }
 
   private receive(message: FromWriter): void {
@@ -224,8 +209,7 @@ export class ThreadedSqliteStore implements ChatStore {
   }
 
   private async shutDown(): Promise<void> {
-    // Calls made before close() still reach the worker; it commits them, answers, then closes.
-    this.send();
+    // Calls made before close() are already with the worker; it commits them, answers, then closes.
     let failure: SentError | undefined;
     if (this.gone === null) {
       const closed = new Promise<SentError | undefined>((resolve) => (this.closedBy = resolve));
