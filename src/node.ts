@@ -126,7 +126,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   const pages = new PageCache();
   registerPageCacheMetrics(metrics.registry, pages);
   if (store instanceof SqliteChatStore || store instanceof ThreadedSqliteStore) {
-    registerStoreMemoMetrics(metrics.registry, { gate: () => store.gateCacheStats(), push_devices: () => store.deviceCacheStats() });
+    registerStoreMemoMetrics(metrics.registry, { gate: () => store.gateCacheStats(), push_devices: () => store.deviceCacheStats(), profiles: () => store.profileCacheStats() });
   }
   const services: Services = { config: cfg, identity, vapid, store, cursors, actors: sharding?.actors ?? actors, bus, presence, pages, openapi: () => openapi };
   // The realtime stream: credentials signed with a secret every node shares; one hub per node.

@@ -144,6 +144,35 @@ for (const writer of ['thread', 'inline'] as const) {
     });
   });
 
+  describe(`SQLite profile memo (exclusive mode, ${writer} writer)`, () => {
+    it('answers a single profile from memory until its row changes', async () => {
+      await withKit('exclusive', async (kit, store) => {
+        const profiles = kit.store.profiles;
+        assert.deepEqual(await profiles.get('acme', ['ann']), [], 'unknown: cached as absent');
+        await profiles.upsert('acme', [{ user_id: 'ann', display_name: null, avatar_url: null }], 'hint', kit.at(1));
+        assert.deepEqual((await profiles.get('acme', ['ann'])).map((p) => p.display_name), [null], 'a new row shows at once');
+        await profiles.upsert('acme', [{ user_id: 'ann', display_name: 'Ann', avatar_url: null }], 'hint', kit.at(2));
+        assert.deepEqual((await profiles.get('acme', ['ann'])).map((p) => p.display_name), ['Ann'], 'a hint filling a blank shows');
+        const before = store.profileCacheStats()!;
+        assert.deepEqual((await profiles.get('acme', ['ann'])).map((p) => p.display_name), ['Ann']);
+        assert.equal(store.profileCacheStats()!.hits - before.hits, 1, 'from memory');
+        await profiles.upsert('acme', [{ user_id: 'ann', display_name: 'Ann Archer', avatar_url: 'https://img/ann' }], 'idp', kit.at(3));
+        const [ann] = await profiles.get('acme', ['ann']);
+        assert.deepEqual([ann?.display_name, ann?.avatar_url], ['Ann Archer', 'https://img/ann'], 'the identity provider\'s change shows');
+        assert.throws(() => {
+          (ann as { display_name: string }).display_name = 'x';
+        }, TypeError, 'answers are frozen');
+        assert.deepEqual(await profiles.get('other', ['ann']), [], 'another tenant has its own');
+      });
+    });
+
+    it('shared-file mode has no profile memo', async () => {
+      await withKit('shared-file', async (_kit, store) => {
+        assert.equal(store.profileCacheStats(), null);
+      });
+    });
+  });
+
   describe(`SQLite push device memo (exclusive mode, ${writer} writer)`, () => {
     const web = (user_id: string, n: number) => ({ tenant_id: 'acme', user_id, platform: 'web' as const, token_or_endpoint: `https://push.example/${n}`, p256dh: 'k', auth: 'a' });
     const tokens = (devices: { user_id: string; token_or_endpoint: string }[]) => devices.map((d) => `${d.user_id}:${d.token_or_endpoint.slice(-1)}`);

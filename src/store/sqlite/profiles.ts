@@ -10,6 +10,19 @@ import { timestampOrNow } from '../positions.ts';
 import type { ProfileInput, ProfileStore } from '../types-tenant.ts';
 import { jsonList, type Db, type SqliteHandle } from './shared.ts';
 import { checkSearch, prefixSuccessor, searchKey } from '../inputs.ts';
+import { TriggerMemo } from './trigger-memo.ts';
+
+/** The SQL function of the profile memo's triggers, also the memo's name in the writer's reports. */
+export const PROFILES_MEMO = 'chat_profiles_touch';
+
+/**
+ * The memo of single profiles for exclusive mode (the sender's profile is read on every send),
+ * dropped at any change of that row. `db` null: no triggers, invalidated through `touch` (the
+ * writer thread's reports).
+ */
+export function memoizeProfiles(db: Db | null, onTouch?: (fn: string, group: string) => void): TriggerMemo<ProfileRecord | null> {
+  return new TriggerMemo(db, { fn: PROFILES_MEMO, tables: ['profiles'], group: (row) => `${row}.tenant_id || char(31) || ${row}.user_id` }, 100_000, 1, onTouch);
+}
 
 const COLUMNS = 'tenant_id, user_id, display_name, avatar_url, updated_at';
 
@@ -27,7 +40,11 @@ export class SqliteProfileStore implements ProfileStore {
   private readonly getOneStmt;
   private readonly searchStmt;
 
-  constructor(private readonly h: SqliteHandle) {
+  /** `memo`: single profiles kept in memory until their row changes (exclusive mode; trigger-memo.ts). */
+  constructor(
+    private readonly h: SqliteHandle,
+    private readonly memo: TriggerMemo<ProfileRecord | null> | null = null,
+  ) {
     const db: Db = h.db;
     const insert = `INSERT INTO profiles (tenant_id, user_id, display_name, avatar_url, user_key, name_key, updated_at)
       VALUES (:tenant_id, :user_id, :display_name, :avatar_url, :user_key, :name_key, :at) ON CONFLICT (tenant_id, user_id) DO UPDATE SET`;
@@ -71,9 +88,14 @@ export class SqliteProfileStore implements ProfileStore {
     if (user_ids.length === 0) return [];
     if (user_ids.length === 1) {
       const one = user_ids[0]!;
+      const memo = this.memo;
       return this.h.readOne(() => {
-        const row = this.getOneStmt.get(tenant_id, one);
-        return row === undefined ? [] : [row];
+        const read = (): ProfileRecord | null => this.getOneStmt.get(tenant_id, one) ?? null;
+        const row = memo === null ? read() : memo.get(`${tenant_id}\u001f${one}`, '', () => {
+          const r = read();
+          return r === null ? null : Object.freeze(r);
+        });
+        return row === null ? [] : [row];
       });
     }
     return this.h.read(() => this.getStmt.all(tenant_id, jsonList(user_ids)));

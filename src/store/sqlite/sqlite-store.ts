@@ -29,9 +29,9 @@ import { SqliteMessageStore } from './message-store.ts';
 import { MessagesTable } from './messages.ts';
 import { MembersTable, SqliteMemberStore } from './members.ts';
 import { loadMigrations, migrate, type Migration } from './migrations.ts';
-import { SqliteProfileStore } from './profiles.ts';
+import { memoizeProfiles, PROFILES_MEMO, SqliteProfileStore } from './profiles.ts';
 import { DEVICES_MEMO, memoizeDevices, SqlitePushDeviceStore } from './push-devices.ts';
-import type { PushDevice } from '../records.ts';
+import type { ProfileRecord, PushDevice } from '../records.ts';
 import { ReactionsTable, SqliteReactionStore } from './reactions.ts';
 import { ReadStateTable, SqliteReadStateStore } from './read-state.ts';
 import { SqliteRoleOverrideStore } from './role-overrides.ts';
@@ -83,6 +83,7 @@ export class SqliteChatStore implements ChatStore {
   private readonly checkpointer: Checkpointer | null;
   private readonly gates: GateCache | null;
   private readonly devices: TriggerMemo<readonly PushDevice[]> | null;
+  private readonly profileMemo: TriggerMemo<ProfileRecord | null> | null;
 
   constructor(config: SqliteStoreConfig, options: SqliteOpenOptions = {}) {
     const mode = config.mode ?? 'exclusive';
@@ -135,7 +136,8 @@ export class SqliteChatStore implements ChatStore {
     this.messages = new SqliteMessageStore(h, conversations, messages, reactions);
     this.reactions = new SqliteReactionStore(h, conversations, messages, reactions);
     this.readState = new SqliteReadStateStore(h, conversations, readState);
-    this.profiles = new SqliteProfileStore(h);
+    this.profileMemo = mode === 'exclusive' ? memoizeProfiles(memoDb, options.onTouch) : null;
+    this.profiles = new SqliteProfileStore(h, this.profileMemo);
     this.idempotency = new SqliteIdempotencyStore(h);
     this.settings = new SqliteSettingsStore(h);
     this.roleOverrides = new SqliteRoleOverrideStore(h);
@@ -153,6 +155,11 @@ export class SqliteChatStore implements ChatStore {
     return this.devices === null ? null : { ...this.devices.stats };
   }
 
+  /** Profile memo counters (profiles.ts); null in shared-file mode, which has none. */
+  profileCacheStats(): Readonly<TriggerMemoStats> | null {
+    return this.profileMemo === null ? null : { ...this.profileMemo.stats };
+  }
+
   /** Gate memo counters (gate-cache.ts); null in shared-file mode, which has none. */
   gateCacheStats(): Readonly<GateCacheStats> | null {
     return this.gates === null ? null : { ...this.gates.stats };
@@ -162,6 +169,7 @@ export class SqliteChatStore implements ChatStore {
   touch(memo: string, group: string): void {
     if (memo === GATE_MEMO) this.gates?.touch(group);
     else if (memo === DEVICES_MEMO) this.devices?.touch(group);
+    else if (memo === PROFILES_MEMO) this.profileMemo?.touch(group);
   }
 
   async close(): Promise<void> {

@@ -150,6 +150,10 @@ export class ThreadedSqliteStore implements ChatStore {
     return this.reader.deviceCacheStats();
   }
 
+  profileCacheStats(): Readonly<TriggerMemoStats> | null {
+    return this.reader.profileCacheStats();
+  }
+
   /**
    * Posts the call at once. Calls are not held for the end of the loop turn: under load the
    * requests of one turn would then reach the writer as one wave after the thread had handled
