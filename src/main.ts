@@ -15,6 +15,12 @@ try {
 
 const node = await startNode(config);
 let stopping = false;
+// The store's writer thread ended: no write can succeed, so exit for the supervisor to restart us.
+void node.failed.then(() => {
+  if (stopping) return;
+  stopping = true;
+  node.log.flush(() => process.exit(1));
+});
 for (const sig of ['SIGTERM', 'SIGINT'] as const) {
   process.on(sig, () => {
     if (stopping) return;

@@ -38,6 +38,11 @@ export interface RunningNode {
   log: Logger;
   /** Stops taking requests, waits for those in flight (up to the grace period), closes drivers. */
   close(): Promise<void>;
+  /**
+   * Resolves if the node can no longer serve: its SQLite writer thread ended (it is then no
+   * longer ready). main.ts exits the process, for the supervisor to restart it.
+   */
+  failed: Promise<Error>;
 }
 
 export async function startNode(config: Config): Promise<RunningNode> {
@@ -125,6 +130,15 @@ export async function startNode(config: Config): Promise<RunningNode> {
   if (sharding) registerShardingMetrics(metrics.registry, sharding);
   const pages = new PageCache();
   registerPageCacheMetrics(metrics.registry, pages);
+  let fail: (error: Error) => void = () => {};
+  const failed = new Promise<Error>((resolve) => (fail = resolve));
+  if (store instanceof ThreadedSqliteStore) {
+    store.onWriterLost((error) => {
+      ready = false;
+      log.fatal({ err: error.message }, 'the SQLite writer thread ended: no write can succeed');
+      fail(error);
+    });
+  }
   if (store instanceof SqliteChatStore || store instanceof ThreadedSqliteStore) {
     registerStoreMemoMetrics(metrics.registry, { gate: () => store.gateCacheStats(), push_devices: () => store.deviceCacheStats(), profiles: () => store.profileCacheStats() });
   }
@@ -177,6 +191,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
     metricsPort: metricsServer.port,
     publicBaseUrl,
     log,
+    failed,
     close() {
       closing ??= (async () => {
         ready = false;

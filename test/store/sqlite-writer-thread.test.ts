@@ -105,6 +105,8 @@ describe('SQLite writer thread', () => {
   it('close commits and answers the calls made before it, then refuses', async () => {
     const file = sqliteStorePath(dir());
     const store = await ThreadedSqliteStore.open({ driver: 'sqlite', path: file });
+    let lost = 0;
+    store.onWriterLost(() => (lost += 1));
     const kit = kitOf(store);
     const conv = await createConversation(kit, ['ann']);
     const inFlight = Array.from({ length: 20 }, (_, i) => send(kit, conv, i + 1, 'ann'));
@@ -114,6 +116,7 @@ describe('SQLite writer thread', () => {
     await assert.rejects(send(kit, conv, 21, 'ann'), StoreClosedError);
     await assert.rejects(store.messages.list({ ...kit.ctx, conversation_id: conv.conversation_id, viewer_user_id: null, limit: 5 }), StoreClosedError);
     await store.close(); // twice is fine
+    assert.equal(lost, 0, 'closing is not losing the writer');
 
     const reopened = await createStore({ driver: 'sqlite', path: file, writer: 'inline' });
     try {
@@ -127,9 +130,12 @@ describe('SQLite writer thread', () => {
     const file = sqliteStorePath(dir());
     const store = await ThreadedSqliteStore.open({ driver: 'sqlite', path: file });
     const kit = kitOf(store);
+    const lost: Error[] = [];
+    store.onWriterLost((error) => lost.push(error));
     const conv = await createConversation(kit, ['ann']);
     const pending = send(kit, conv, 1, 'ann');
     await workerOf(store).terminate();
+    assert.match(lost.map((e) => e.message).join(), /writer thread exited/, 'the owner is told (a node exits)');
     await assert.rejects(pending, /writer thread exited/);
     await assert.rejects(store.members.add({ ...w(conv), user_id: 'bob', role: 'MEMBER', member_id: 'm-bob' }), /writer thread exited/);
     assert.ok(await store.conversations.get({ ...kit.ctx, conversation_id: conv.conversation_id }, { kind: 'machine' }, 0), 'reads still answer');

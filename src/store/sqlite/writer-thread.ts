@@ -78,6 +78,7 @@ export class ThreadedSqliteStore implements ChatStore {
   private gone: Error | null = null;
   private closing: Promise<void> | null = null;
   private closedBy: ((sent: SentError | undefined) => void) | null = null;
+  private readonly lostListeners: Array<(error: Error) => void> = [];
 
   private constructor(
     private readonly worker: Worker,
@@ -198,9 +199,20 @@ export class ThreadedSqliteStore implements ChatStore {
     else w.reject(value);
   }
 
+  /**
+   * Calls `listener` if the writer thread ends while the store is open (a crash in the worker):
+   * from then on every write fails, so a node stops being ready and exits (main.ts).
+   */
+  onWriterLost(listener: (error: Error) => void): void {
+    this.lostListeners.push(listener);
+  }
+
   /** The worker is gone: nothing pending will be answered. */
   private fail(error: Error): void {
-    if (this.gone === null) this.gone = error;
+    if (this.gone === null) {
+      this.gone = error;
+      if (this.closing === null) for (const listener of this.lostListeners) listener(error);
+    }
     for (const [id] of this.waiting) this.settle(id, false, this.gone);
     // Closing and the worker died first: close() still finishes (and reports why).
     this.closedBy?.({ name: error.name, message: error.message, props: {} });
