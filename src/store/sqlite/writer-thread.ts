@@ -164,6 +164,7 @@ export class ThreadedSqliteStore implements ChatStore {
    */
   private call(sub: string, method: string, args: unknown[]): Promise<unknown> {
     if (this.gone !== null) return Promise.reject(this.gone);
+    if (this.closing !== null) return Promise.reject(new StoreClosedError()); // as the inline store
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
