@@ -210,6 +210,9 @@ export async function startNode(config: Config): Promise<RunningNode> {
         await rateLimiter.close();
         await actors.close();
         await sharding?.close({ graceMs: 1000 });
+        // Pushes queued in memory (local bus) go out within the grace period before the worker stops.
+        const dropped = pushWorker && bus.drainJobs ? await bus.drainJobs(deadline) : 0;
+        if (dropped > 0) log.warn({ jobs: dropped }, 'push jobs dropped at shutdown: the grace period ended first');
         await pushWorker?.close();
         await presence.close();
         await bus.close();

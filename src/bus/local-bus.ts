@@ -78,6 +78,14 @@ export class LocalBus<E, J> implements Bus<E, J> {
     return this.queue.consume(handler, options);
   }
 
+  /**
+   * Delivers what is queued before a graceful stop (local-work-queue.ts `drain`); answers the jobs
+   * still held at `deadline`, which close() drops (the Redis bus keeps them in its stream instead).
+   */
+  drainJobs(deadline: number): Promise<number> {
+    return this.queue.drain(deadline);
+  }
+
   /** Held events, bytes and channels, and queued jobs: for tests and metrics. */
   stats(): { channels: number; events: number; bytes: number; jobs: number } {
     return { ...this.streams.stats(), jobs: this.queue.size() };

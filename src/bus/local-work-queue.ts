@@ -2,7 +2,8 @@
  * In-process work queue: jobs in memory, handed to consumers as they have capacity, retried
  * after a failed handler with the configured backoff. At-least-once within the life of the
  * process (a job leaves only when a handler resolved for it or the retry policy gave up); a
- * crash loses what is queued, which is acceptable for best-effort push. Bounded: jobs waiting
+ * graceful stop delivers what is queued first (`drain`), a crash loses it, which is acceptable
+ * for best-effort push. Bounded: jobs waiting
  * plus jobs waiting for a retry never exceed `maxQueued`. Retry timers keep the process alive
  * until close() clears them: a job due for a retry is work still to do.
  */
@@ -63,6 +64,17 @@ export class LocalWorkQueue<J> {
   /** Jobs held (ready or waiting for a retry). */
   size(): number {
     return this.ready.length + this.retrying.size;
+  }
+
+  /**
+   * Waits until no job is ready or running, or until `deadline` (epoch ms), and answers the jobs
+   * still held then (ready, running, or waiting for a retry): at a graceful stop what was queued
+   * is delivered before close() drops the rest. A job waiting for a retry is not waited for.
+   */
+  async drain(deadline: number, now: () => number = Date.now): Promise<number> {
+    const busy = (): number => this.ready.length + this.consumers.reduce((n, c) => n + c.running, 0);
+    while (busy() > 0 && now() < deadline && !this.closed) await new Promise((resolve) => setTimeout(resolve, 10));
+    return busy() + this.retrying.size;
   }
 
   close(): void {

@@ -101,6 +101,12 @@ export interface WorkQueue<J> {
 
 export interface Bus<E, J> extends EventStreams<E>, WorkQueue<J> {
   readonly driver: BusConfig['driver'];
+  /**
+   * Drivers whose jobs live in memory only (local): waits until the queued jobs were handled or
+   * `deadline` (epoch ms) passed, and answers how many are still held (close() drops them).
+   * Drivers that keep jobs durably do not have it.
+   */
+  drainJobs?(deadline: number): Promise<number>;
   /** Stops timers and consumers and drops listeners. Calls after close() reject. Idempotent. */
   close(): Promise<void>;
 }

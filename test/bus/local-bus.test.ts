@@ -148,6 +148,31 @@ describe('local bus', () => {
     assert.throws(() => bus.subscribe('a', () => {}), BusClosedError);
   });
 
+  it('drainJobs delivers what is queued before a stop, and answers what the deadline left', async () => {
+    const bus = local({ retry: (attempt) => (attempt < 2 ? 60_000 : null) });
+    try {
+      const done: string[] = [];
+      bus.consume(
+        async (job) => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          if (job === 'flaky') throw new Error('push service down');
+          done.push(job);
+        },
+        { concurrency: 2 },
+      );
+      for (const job of ['a', 'b', 'c', 'flaky']) await bus.enqueue(job);
+      assert.equal(await bus.drainJobs(Date.now() + 5_000), 1, 'only the job waiting a minute for its retry is left');
+      assert.deepEqual(done.sort(), ['a', 'b', 'c']);
+
+      const slow = ['s1', 's2', 's3', 's4', 's5', 's6'];
+      for (const job of slow) await bus.enqueue(job);
+      assert.equal(await bus.drainJobs(Date.now()), 7, 'a deadline already passed: 2 running, 4 ready, 1 waiting for its retry');
+    } finally {
+      await bus.close();
+    }
+    assert.equal(bus.stats().jobs, 0, 'close() drops what is left');
+  });
+
   it('refuses a configuration out of range', () => {
     assert.throws(() => local({ window: { maxEventsPerChannel: 0 } }), RangeError);
     assert.throws(() => local({ maxTotalBytes: 1.5 }), RangeError);

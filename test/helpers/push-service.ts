@@ -6,8 +6,8 @@
  *    node's published VAPID public key; `aud` the endpoint's origin, `exp` within 24 h, `sub` set;
  *  - the payload (RFC 8291, `Content-Encoding: aes128gcm`), decrypted with the subscription's
  *    private key and auth secret (made here, as a browser makes them) by `http_ece`.
- * Each subscription's answer is scripted: 201 (default), any status (with a Retry-After), or
- * `hang` (never answers).
+ * Each subscription's answer is scripted: 201 (default), any status (with a Retry-After, or
+ * after a delay), or `hang` (never answers).
  */
 import { selfSignedCert } from './push-tls.ts';
 import crypto from 'node:crypto';
@@ -42,7 +42,7 @@ export interface ReceivedPush {
   at: number;
 }
 
-export type Answer = number | 'hang' | { status: number; retryAfter: string };
+export type Answer = number | 'hang' | { status: number; retryAfter: string } | { status: number; delayMs: number };
 
 export class StandInPushService {
   readonly received: ReceivedPush[] = [];
@@ -151,6 +151,7 @@ export class StandInPushService {
       return;
     }
     if (typeof answer === 'number') res.writeHead(answer).end();
+    else if ('delayMs' in answer) await new Promise((resolve) => setTimeout(resolve, answer.delayMs)).then(() => res.writeHead(answer.status).end());
     else res.writeHead(answer.status, { 'retry-after': answer.retryAfter }).end();
     this.wake();
   }
