@@ -2,7 +2,6 @@
  * The in-process bus driver: event streams (local-streams.ts) and the work queue
  * (local-work-queue.ts) of one process. The single-node default; the contract suite's fast run.
  */
-import { jsonSize } from './json-size.ts';
 import { LocalStreams } from './local-streams.ts';
 import { LocalWorkQueue } from './local-work-queue.ts';
 import {
@@ -38,7 +37,7 @@ export class LocalBus<E, J> implements Bus<E, J> {
       maxEventsPerChannel,
       maxAgeMs,
       maxTotalBytes,
-      sizeOf: config.sizeOf ?? jsonSize,
+      sizeOf: config.sizeOf ?? ((event) => JSON.stringify(event)?.length ?? 0),
       now: config.now ?? Date.now,
       onListenerError: config.onListenerError ?? ((error, channel) => process.emitWarning(`bus listener on ${channel} threw: ${String(error)}`)),
     });

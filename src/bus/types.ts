@@ -133,8 +133,8 @@ export interface LocalBusConfig {
   /** Bound on the bytes of events held across all channels; default 64 MiB. */
   maxTotalBytes?: number;
   /**
-   * Approximate bytes an event holds; default: the length of its JSON, computed without building
-   * it (json-size.ts). Computed once per event object, however many channels it is published to.
+   * Approximate bytes an event holds; default: the length of its JSON. Computed once per event
+   * object, however many channels it is published to.
    */
   sizeOf?: (event: unknown) => number;
   /** Bound on jobs waiting or waiting for a retry; default 10,000. */
