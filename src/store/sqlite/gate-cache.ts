@@ -18,8 +18,6 @@ import { TriggerMemo, type TriggerMemoStats } from './trigger-memo.ts';
 
 export type GateCacheStats = TriggerMemoStats;
 
-/** The SQL function of the gate memo's triggers, also the memo's name in the writer's reports. */
-export const GATE_MEMO = 'chat_gate_touch';
 
 export class GateCache {
   /** Grouped by conversation; keyed by tenant|application|user (null answer: no live conversation there). */
@@ -27,7 +25,12 @@ export class GateCache {
 
   /** `db` null: no triggers, invalidated through `memo.touch` (the writer thread's reports). */
   constructor(db: Db | null, maxAnswers = 100_000, maxPerConversation = 256, onTouch?: (fn: string, group: string) => void) {
-    this.memo = new TriggerMemo(db, { fn: GATE_MEMO, tables: ['conversations', 'members'], group: (row) => `${row}.conversation_id` }, maxAnswers, maxPerConversation, onTouch);
+    this.memo = new TriggerMemo(db, { fn: 'chat_gate_touch', tables: ['conversations', 'members'], group: (row) => `${row}.conversation_id` }, maxAnswers, maxPerConversation, onTouch);
+  }
+
+  /** The memo's name in the writer thread's reports. */
+  get name(): string {
+    return this.memo.name;
   }
 
   /** Drops a conversation's answers (a change reported by the writer thread). */

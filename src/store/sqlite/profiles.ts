@@ -12,16 +12,13 @@ import { jsonList, type Db, type SqliteHandle } from './shared.ts';
 import { checkSearch, prefixSuccessor, searchKey } from '../inputs.ts';
 import { TriggerMemo } from './trigger-memo.ts';
 
-/** The SQL function of the profile memo's triggers, also the memo's name in the writer's reports. */
-export const PROFILES_MEMO = 'chat_profiles_touch';
-
 /**
  * The memo of single profiles for exclusive mode (the sender's profile is read on every send),
  * dropped at any change of that row. `db` null: no triggers, invalidated through `touch` (the
  * writer thread's reports).
  */
 export function memoizeProfiles(db: Db | null, onTouch?: (fn: string, group: string) => void): TriggerMemo<ProfileRecord | null> {
-  return new TriggerMemo(db, { fn: PROFILES_MEMO, tables: ['profiles'], group: (row) => `${row}.tenant_id || char(31) || ${row}.user_id` }, 100_000, 1, onTouch);
+  return new TriggerMemo(db, { fn: 'chat_profiles_touch', tables: ['profiles'], group: (row) => `${row}.tenant_id || char(31) || ${row}.user_id` }, 100_000, 1, onTouch);
 }
 
 const COLUMNS = 'tenant_id, user_id, display_name, avatar_url, updated_at';

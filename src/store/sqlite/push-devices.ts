@@ -13,15 +13,12 @@ import { TriggerMemo } from './trigger-memo.ts';
 /** The memo group of a user's devices; the triggers compute the same text in SQL. */
 const deviceGroup = (tenant_id: string, user_id: string): string => `${tenant_id}\u001f${user_id}`;
 
-/** The SQL function of the device memo's triggers, also the memo's name in the writer's reports. */
-export const DEVICES_MEMO = 'chat_devices_touch';
-
 /**
  * The memo of each user's devices for exclusive mode, dropped at any change of push_devices rows.
  * `db` null: no triggers, invalidated through `touch` (the writer thread's reports).
  */
 export function memoizeDevices(db: Db | null, onTouch?: (fn: string, group: string) => void): TriggerMemo<readonly PushDevice[]> {
-  return new TriggerMemo(db, { fn: DEVICES_MEMO, tables: ['push_devices'], group: (row) => `${row}.tenant_id || char(31) || ${row}.user_id` }, 100_000, 1, onTouch);
+  return new TriggerMemo(db, { fn: 'chat_devices_touch', tables: ['push_devices'], group: (row) => `${row}.tenant_id || char(31) || ${row}.user_id` }, 100_000, 1, onTouch);
 }
 
 /** SQLite's BINARY order of TEXT: the UTF-8 bytes. */

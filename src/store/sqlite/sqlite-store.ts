@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import type { ChatStore, SqliteStoreConfig } from '../types.ts';
 import { WriteBatcher, type BatcherStats } from './batcher.ts';
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
-import { GATE_MEMO, GateCache, type GateCacheStats } from './gate-cache.ts';
+import { GateCache, type GateCacheStats } from './gate-cache.ts';
 import type { TriggerMemo, TriggerMemoStats } from './trigger-memo.ts';
 import { FileLock } from './file-lock.ts';
 import { SqliteConversationStore } from './conversation-store.ts';
@@ -29,8 +29,8 @@ import { SqliteMessageStore } from './message-store.ts';
 import { MessagesTable } from './messages.ts';
 import { MembersTable, SqliteMemberStore } from './members.ts';
 import { loadMigrations, migrate, type Migration } from './migrations.ts';
-import { memoizeProfiles, PROFILES_MEMO, SqliteProfileStore } from './profiles.ts';
-import { DEVICES_MEMO, memoizeDevices, SqlitePushDeviceStore } from './push-devices.ts';
+import { memoizeProfiles, SqliteProfileStore } from './profiles.ts';
+import { memoizeDevices, SqlitePushDeviceStore } from './push-devices.ts';
 import type { ProfileRecord, PushDevice } from '../records.ts';
 import { ReactionsTable, SqliteReactionStore } from './reactions.ts';
 import { ReadStateTable, SqliteReadStateStore } from './read-state.ts';
@@ -84,6 +84,8 @@ export class SqliteChatStore implements ChatStore {
   private readonly gates: GateCache | null;
   private readonly devices: TriggerMemo<readonly PushDevice[]> | null;
   private readonly profileMemo: TriggerMemo<ProfileRecord | null> | null;
+  /** Every memo by name, for the writer thread's reports (touch). */
+  private readonly memos = new Map<string, { touch(group: string): void }>();
 
   constructor(config: SqliteStoreConfig, options: SqliteOpenOptions = {}) {
     const mode = config.mode ?? 'exclusive';
@@ -143,6 +145,7 @@ export class SqliteChatStore implements ChatStore {
     this.roleOverrides = new SqliteRoleOverrideStore(h);
     this.devices = mode === 'exclusive' ? memoizeDevices(memoDb, options.onTouch) : null;
     this.pushDevices = new SqlitePushDeviceStore(h, this.devices);
+    for (const memo of [this.gates, this.devices, this.profileMemo]) if (memo !== null) this.memos.set(memo.name, memo);
   }
 
   /** Group-commit counters: `transactions` below `ops` is batching at work. */
@@ -167,9 +170,7 @@ export class SqliteChatStore implements ChatStore {
 
   /** Reader role: drops what the writer's triggers touched (writer-thread.ts). */
   touch(memo: string, group: string): void {
-    if (memo === GATE_MEMO) this.gates?.touch(group);
-    else if (memo === DEVICES_MEMO) this.devices?.touch(group);
-    else if (memo === PROFILES_MEMO) this.profileMemo?.touch(group);
+    this.memos.get(memo)?.touch(group);
   }
 
   async close(): Promise<void> {

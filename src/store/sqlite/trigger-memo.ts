@@ -36,6 +36,8 @@ export interface TriggerMemoStats {
 }
 
 export class TriggerMemo<V> {
+  /** The memo's name: its SQL function, and how the writer thread's reports name it. */
+  readonly name: string;
   private readonly groups = new Map<string, Map<string, V>>();
   private answers = 0;
   readonly stats: TriggerMemoStats = { hits: 0, misses: 0, touches: 0 };
@@ -48,6 +50,7 @@ export class TriggerMemo<V> {
     /** Told of every touched group (the writer thread forwards them to the reading thread). */
     onTouch?: (fn: string, group: string) => void,
   ) {
+    this.name = spec.fn;
     if (db === null) return;
     db.function(spec.fn, { deterministic: false, varargs: true }, (...groups: unknown[]) => {
       for (const g of groups) {
