@@ -35,8 +35,8 @@ export interface WriterData {
   migrations?: readonly Migration[];
 }
 
-/** Opening thread → writer. A call is [id, sub-store, method, args]. */
-export type ToWriter = { calls: Array<[number, string, string, unknown[]]> } | { close: true };
+/** Opening thread → writer: one call, [id, sub-store, method, args], or the request to close. */
+export type ToWriter = { call: [number, string, string, unknown[]] } | { close: true };
 
 /** A call's outcome: [id, true, value] or [id, false, error]. */
 export type Reply = [number, true, unknown] | [number, false, SentError];

@@ -8,7 +8,7 @@
  *
  *     opening thread (event loop)               writer thread (writer-worker.ts)
  *     reads: its own connection, sync  ──┐      SqliteChatStore role 'writer':
- *     writes: { calls: [id, sub, method, args] } ──▶  migrations, group commit,
+ *     writes: { call: [id, sub, method, args] } ──▶   migrations, group commit,
  *                                       ◀── { touched, replies, stats }  checkpointer, TEMP triggers
  *     memos: dropped from `touched`, THEN the replies resolve
  *
@@ -169,7 +169,7 @@ export class ThreadedSqliteStore implements ChatStore {
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       try {
-        this.worker.postMessage({ calls: [[id, sub, method, args]] } satisfies ToWriter);
+        this.worker.postMessage({ call: [id, sub, method, args] } satisfies ToWriter);
       } catch (error) {
         // An argument that cannot be copied (a function, a symbol): this call fails, not the store.
         this.settle(id, false, error);

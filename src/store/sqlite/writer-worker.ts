@@ -61,17 +61,16 @@ port.on('message', (message: ToWriter) => {
     );
     return;
   }
-  for (const [id, sub, method, args] of message.calls) {
-    const target = (store as unknown as Record<string, Record<string, (...a: unknown[]) => Promise<unknown>>>)[sub]!;
-    let result: Promise<unknown>;
-    try {
-      result = target[method]!.apply(target, args);
-    } catch (error) {
-      result = Promise.reject(error);
-    }
-    result.then(
-      (value) => settled([id, true, value]),
-      (error: unknown) => settled([id, false, sendError(error)]),
-    );
+  const [id, sub, method, args] = message.call;
+  const target = (store as unknown as Record<string, Record<string, (...a: unknown[]) => Promise<unknown>>>)[sub]!;
+  let result: Promise<unknown>;
+  try {
+    result = target[method]!.apply(target, args);
+  } catch (error) {
+    result = Promise.reject(error);
   }
+  result.then(
+    (value) => settled([id, true, value]),
+    (error: unknown) => settled([id, false, sendError(error)]),
+  );
 });
