@@ -30,6 +30,7 @@ import { Hub, RealtimeCredentials, STREAM_PATH, loadRealtimeSecret, streamHandle
 import { readableConversations } from './realtime/readable.ts';
 import { SqliteChatStore } from './store/sqlite/sqlite-store.ts';
 import { ThreadedSqliteStore } from './store/sqlite/writer-thread.ts';
+import { registerStoreWriteMetrics } from './metrics/store-metrics.ts';
 
 export interface RunningNode {
   port: number;
@@ -141,6 +142,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   }
   if (store instanceof SqliteChatStore || store instanceof ThreadedSqliteStore) {
     registerStoreMemoMetrics(metrics.registry, { gate: () => store.gateCacheStats(), push_devices: () => store.deviceCacheStats(), profiles: () => store.profileCacheStats() });
+    registerStoreWriteMetrics(metrics.registry, store);
   }
   const services: Services = { config: cfg, identity, vapid, store, cursors, actors: sharding?.actors ?? actors, bus, presence, pages, openapi: () => openapi };
   // The realtime stream: credentials signed with a secret every node shares; one hub per node.

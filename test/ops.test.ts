@@ -80,6 +80,16 @@ describe('metrics', () => {
     assert.match(text, /^# TYPE chat_http_request_duration_seconds histogram$/m);
     // The embedded store of a single node (exclusive mode) memoizes access checks, and says so.
     assert.match(text, /^# TYPE chat_store_memo_requests_total counter$/m);
+    // Its group commits: a histogram whose count is the commits made, and the writes they carried.
+    assert.match(text, /^# TYPE chat_store_group_commit_seconds histogram$/m);
+    const commits = Number(/^chat_store_group_commit_seconds_count (\d+)$/m.exec(text)?.[1]);
+    assert.ok(commits >= 1, 'the node committed (its tenant fixtures, profiles) by now');
+    assert.equal(Number(/^chat_store_group_commit_seconds_bucket\{le="\+Inf"\} (\d+)$/m.exec(text)?.[1]), commits);
+    const committed = Number(/^chat_store_write_ops_total\{outcome="committed"\} (\d+)$/m.exec(text)?.[1]);
+    assert.ok(committed >= commits, `${committed} writes in ${commits} commits`);
+    assert.match(text, /^chat_store_write_ops_total\{outcome="failed"\} \d+$/m);
+    assert.match(text, /^chat_store_group_commit_retries_total \d+$/m);
+    assert.match(text, /^chat_store_writes_in_flight \d+$/m);
   });
 
   test('the metrics port serves only /metrics', async () => {

@@ -64,6 +64,10 @@ describe('SQLite group commit', () => {
       const stats = store.stats();
       assert.equal(stats.largestBatch, 64);
       assert.ok(stats.transactions >= 5);
+      // Each transaction's duration lands in exactly one bucket (the metrics' histogram).
+      assert.equal(stats.commitBuckets.reduce((a, b) => a + b, 0), stats.transactions);
+      assert.ok(stats.commitSeconds > 0);
+      assert.equal(store.writesInFlight(), 0);
     } finally {
       await store.close();
     }
@@ -110,7 +114,10 @@ describe('WriteBatcher', () => {
     ]);
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
     assert.deepEqual(db.prepare('SELECT k, v FROM t ORDER BY k').all(), [{ k: 'a', v: 1 }, { k: 'c', v: 4 }]);
-    assert.deepEqual(batcher.stats, { transactions: 1, ops: 4, failedOps: 2, largestBatch: 4, retriedBatches: 1 });
+    const { commitBuckets, commitSeconds, ...counts } = batcher.stats;
+    assert.deepEqual(counts, { transactions: 1, ops: 4, failedOps: 2, largestBatch: 4, retriedBatches: 1 });
+    assert.equal(commitBuckets.reduce((a, b) => a + b, 0), 1, 'the retried transaction is timed once');
+    assert.ok(commitSeconds > 0);
     db.close();
   });
 

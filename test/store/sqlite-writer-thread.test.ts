@@ -73,6 +73,9 @@ describe('SQLite writer thread', () => {
       const stats = store.stats();
       assert.equal(stats.ops, 41, 'the create and 40 appends');
       assert.ok(stats.transactions < stats.ops, `calls of one turn share a commit (${stats.transactions} transactions)`);
+      assert.equal(stats.commitBuckets.reduce((a, b) => a + b, 0), stats.transactions, 'every commit timed once');
+      assert.ok(stats.commitSeconds > 0);
+      assert.equal(store.writesInFlight(), 0, 'every write answered');
     } finally {
       await store.close();
     }

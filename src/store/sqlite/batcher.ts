@@ -57,6 +57,20 @@ export interface BatcherStats {
   largestBatch: number;
   /** Batches run a second time op by op in savepoints, because an op threw on the fast path. */
   retriedBatches: number;
+  /**
+   * How long each transaction took, BEGIN to the end of COMMIT (the ops and the fsync): counts per
+   * bucket of COMMIT_BUCKETS (not cumulative; the last slot counts those above every bound).
+   */
+  commitBuckets: number[];
+  /** Sum of those durations, in seconds. */
+  commitSeconds: number;
+}
+
+/** Upper bounds (seconds) of the transaction-duration buckets, as Prometheus `le` values. */
+export const COMMIT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
+
+export function emptyBatcherStats(): BatcherStats {
+  return { transactions: 0, ops: 0, failedOps: 0, largestBatch: 0, retriedBatches: 0, commitBuckets: new Array<number>(COMMIT_BUCKETS.length + 1).fill(0), commitSeconds: 0 };
 }
 
 interface Pending {
@@ -79,7 +93,7 @@ export class WriteBatcher {
   private readonly savepoint: Database.Statement;
   private readonly release: Database.Statement;
   private readonly rollbackTo: Database.Statement;
-  readonly stats: BatcherStats = { transactions: 0, ops: 0, failedOps: 0, largestBatch: 0, retriedBatches: 0 };
+  readonly stats: BatcherStats = emptyBatcherStats();
 
   constructor(
     private readonly db: Database.Database,
@@ -114,6 +128,11 @@ export class WriteBatcher {
     });
   }
 
+  /** Ops queued for the next transaction. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   /** Commits everything queued now (synchronously). */
   flush(): void {
     if (this.scheduled !== null) {
@@ -138,6 +157,7 @@ export class WriteBatcher {
     this.stats.ops += batch.length;
     this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
     const outcomes: Outcome[] = [];
+    const started = performance.now();
     try {
       this.begin.run();
       if (!this.runFast(batch, outcomes)) {
@@ -153,10 +173,12 @@ export class WriteBatcher {
       // BEGIN or COMMIT failed, or SQLite aborted the transaction under an op: nothing of this
       // batch is durable, so nothing may be acknowledged.
       if (this.db.inTransaction) this.rollback.run();
+      this.timed(started);
       this.stats.failedOps += batch.length;
       for (const pending of batch) pending.reject(error);
       return;
     }
+    this.timed(started);
     batch.forEach((pending, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) pending.resolve(outcome.value);
@@ -165,6 +187,14 @@ export class WriteBatcher {
         pending.reject(outcome.error);
       }
     });
+  }
+
+  private timed(started: number): void {
+    const seconds = (performance.now() - started) / 1000;
+    this.stats.commitSeconds += seconds;
+    let i = 0;
+    while (i < COMMIT_BUCKETS.length && seconds > COMMIT_BUCKETS[i]!) i += 1;
+    this.stats.commitBuckets[i]! += 1;
   }
 
   /**

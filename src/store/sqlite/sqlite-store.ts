@@ -150,7 +150,12 @@ export class SqliteChatStore implements ChatStore {
 
   /** Group-commit counters: `transactions` below `ops` is batching at work. */
   stats(): Readonly<BatcherStats> {
-    return { ...this.batcher.stats };
+    return { ...this.batcher.stats, commitBuckets: [...this.batcher.stats.commitBuckets] };
+  }
+
+  /** Writes queued for the next group commit. */
+  writesInFlight(): number {
+    return this.batcher.queued;
   }
 
   /** Push device memo counters (push-devices.ts); null in shared-file mode, which has none. */

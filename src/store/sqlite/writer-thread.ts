@@ -33,7 +33,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ChatStore, SqliteStoreConfig } from '../types.ts';
 import { StoreClosedError } from '../errors.ts';
-import type { BatcherStats } from './batcher.ts';
+import { emptyBatcherStats, type BatcherStats } from './batcher.ts';
 import { FileLock } from './file-lock.ts';
 import type { GateCacheStats } from './gate-cache.ts';
 import type { Migration } from './migrations.ts';
@@ -73,7 +73,7 @@ export class ThreadedSqliteStore implements ChatStore {
 
   private nextId = 1;
   private readonly waiting = new Map<number, Waiting>();
-  private batcherStats: BatcherStats = { transactions: 0, ops: 0, failedOps: 0, largestBatch: 0, retriedBatches: 0 };
+  private batcherStats: BatcherStats = emptyBatcherStats();
   /** Set when the worker is gone (closed or died): every call is refused with it. */
   private gone: Error | null = null;
   private closing: Promise<void> | null = null;
@@ -140,7 +140,12 @@ export class ThreadedSqliteStore implements ChatStore {
 
   /** Group-commit counters of the writer, as of its last answer. */
   stats(): Readonly<BatcherStats> {
-    return { ...this.batcherStats };
+    return { ...this.batcherStats, commitBuckets: [...this.batcherStats.commitBuckets] };
+  }
+
+  /** Writes sent to the writer thread and not answered yet. */
+  writesInFlight(): number {
+    return this.waiting.size;
   }
 
   gateCacheStats(): Readonly<GateCacheStats> | null {
