@@ -25,6 +25,16 @@ function kitOf(store: ChatStore): TestKit {
 
 const workerOf = (store: ThreadedSqliteStore): Worker => (store as unknown as { worker: Worker }).worker;
 
+/** A threaded store on a fresh file for `body`, closed afterwards. */
+async function withStore(body: (store: ThreadedSqliteStore, kit: TestKit) => Promise<void>): Promise<void> {
+  const store = await ThreadedSqliteStore.open({ driver: 'sqlite', path: sqliteStorePath(dir()) });
+  try {
+    await body(store, kitOf(store));
+  } finally {
+    await store.close();
+  }
+}
+
 describe('SQLite writer thread', () => {
   it('is what createStore opens by default; `inline` opens the single-connection store', async () => {
     const threaded = await createStore({ driver: 'sqlite', path: sqliteStorePath(dir()) });
@@ -40,9 +50,7 @@ describe('SQLite writer thread', () => {
   });
 
   it('errors keep their class and fields across the threads', async () => {
-    const store = await ThreadedSqliteStore.open({ driver: 'sqlite', path: sqliteStorePath(dir()) });
-    try {
-      const kit = kitOf(store);
+    await withStore(async (store, kit) => {
       const conv = await createConversation(kit, ['ann', 'bob']);
       const claimed = (await store.conversations.claim({ ...kit.ctx, conversation_id: conv.conversation_id }))!;
       const stale = await send(kit, conv, 1, 'ann').then(
@@ -56,15 +64,11 @@ describe('SQLite writer thread', () => {
       // Nothing of a refused write was kept, and the next write goes through.
       await send(kit, { ...conv, epoch: claimed.epoch }, 1, 'ann');
       assert.equal((await store.conversations.get({ ...kit.ctx, conversation_id: conv.conversation_id }, { kind: 'machine' }, 0))?.last_seq, 1);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('reads on the opening thread see every acknowledged write; the writer reports its group commits', async () => {
-    const store = await ThreadedSqliteStore.open({ driver: 'sqlite', path: sqliteStorePath(dir()) });
-    try {
-      const kit = kitOf(store);
+    await withStore(async (store, kit) => {
       const conv = await createConversation(kit, ['ann', 'bob']);
       const sends = Array.from({ length: 40 }, (_, i) => send(kit, conv, i + 1, 'ann'));
       await Promise.all(sends);
@@ -76,20 +80,14 @@ describe('SQLite writer thread', () => {
       assert.equal(stats.commitBuckets.reduce((a, b) => a + b, 0), stats.transactions, 'every commit timed once');
       assert.ok(stats.commitSeconds > 0);
       assert.equal(store.writesInFlight(), 0, 'every write answered');
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('the reading connection refuses writes', async () => {
-    const file = sqliteStorePath(dir());
-    const store = await ThreadedSqliteStore.open({ driver: 'sqlite', path: file });
-    try {
+    await withStore(async (store) => {
       const reader = (store as unknown as { reader: { db?: unknown } }).reader as unknown as { db: Database.Database };
       assert.throws(() => reader.db.prepare("INSERT INTO tenant_settings (tenant_id, message_retention_days, updated_at) VALUES ('x', 1, 'now')").run(), /readonly|query_only|attempt to write/i);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it('exclusive mode: the opening thread holds the lock; a failed open releases it', async () => {
@@ -148,14 +146,11 @@ describe('SQLite writer thread', () => {
   });
 
   it('an argument that cannot be copied fails its own call only', async () => {
-    const store = await ThreadedSqliteStore.open({ driver: 'sqlite', path: sqliteStorePath(dir()) });
-    try {
+    await withStore(async (store) => {
       const bad = store.settings.update('acme', { message_retention_days: 3, oops: () => 1 } as unknown as { message_retention_days: number });
       const good = store.settings.update('beta', { message_retention_days: 4 });
       await assert.rejects(bad, /could not be cloned/i);
       assert.equal((await good).message_retention_days, 4);
-    } finally {
-      await store.close();
-    }
+    });
   });
 });
