@@ -20,6 +20,7 @@ const SCENARIOS: Record<string, () => Promise<Scenario>> = {
   edge: async () => (await import('./edge.ts')).scenario,
   messages: async () => (await import('./messages.ts')).scenario,
   fanout: async () => (await import('./fanout.ts')).scenario,
+  'bus-window': async () => (await import('./bus-window.ts')).scenario,
   cluster: async () => (await import('./cluster.ts')).scenario,
   bare: async () => (await import('./lib/self-check.ts')).scenario,
 };

@@ -37,7 +37,6 @@ export class LocalBus<E, J> implements Bus<E, J> {
       maxEventsPerChannel,
       maxAgeMs,
       maxTotalBytes,
-      sizeOf: config.sizeOf ?? ((event) => JSON.stringify(event)?.length ?? 0),
       now: config.now ?? Date.now,
       onListenerError: config.onListenerError ?? ((error, channel) => process.emitWarning(`bus listener on ${channel} threw: ${String(error)}`)),
     });

@@ -130,13 +130,11 @@ export type BusConfig = LocalBusConfig | RedisBusConfig;
 export interface LocalBusConfig {
   driver: 'local';
   window?: ResumeWindow;
-  /** Bound on the bytes of events held across all channels; default 64 MiB. */
-  maxTotalBytes?: number;
   /**
-   * Approximate bytes an event holds; default: the length of its JSON. Computed once per event
-   * object, however many channels it is published to.
+   * Bound on the bytes of events held across all channels (each event charged its JSON's UTF-8
+   * length plus a fixed overhead per entry); default 64 MiB.
    */
-  sizeOf?: (event: unknown) => number;
+  maxTotalBytes?: number;
   /** Bound on jobs waiting or waiting for a retry; default 10,000. */
   maxQueuedJobs?: number;
   /** Default: 200 ms doubling per attempt up to 30 s, giving up after 5 attempts. */

@@ -26,19 +26,37 @@ async function closing<B extends Bus<TestEvent, string>>(bus: B, body: (bus: B) 
 
 describe('local bus', () => {
   it('keeps total bytes under the bound by evicting the oldest events of any channel', async () => {
-    // Each event is charged 96 + 6 bytes ({"n":1}); a 1000-byte bound holds 9 of them.
-    await closing(local({ maxTotalBytes: 1000 }), async (bus) => {
+    // Each event is charged 256 + 7 bytes ({"n":1}); a 2500-byte bound holds 9 of them.
+    await closing(local({ maxTotalBytes: 2500 }), async (bus) => {
       const a = [await bus.publish('a', { n: 1 }), await bus.publish('a', { n: 2 })];
       const b: string[] = [];
       for (let n = 1; n <= 9; n += 1) b.push(await bus.publish('b', { n }));
       // 11 published, 9 fit: a1 and a2, the oldest of all, went first.
       assert.equal(bus.stats().events, 9);
-      assert.ok(bus.stats().bytes <= 1000);
+      assert.ok(bus.stats().bytes <= 2500);
       assert.deepEqual(await bus.readSince('a', a[0]!), { reset: true }, 'a2 was lost');
       assert.deepEqual(await bus.readSince('a', a[1]!), { reset: false, events: [] }, 'nothing after a2 was lost');
       const fromB1 = await bus.readSince('b', b[0]!);
       assert.ok(!fromB1.reset);
       assert.deepEqual(fromB1.events.map((e) => e.event.n), [2, 3, 4, 5, 6, 7, 8, 9]);
+    });
+  });
+
+  it('holds events as JSON: listeners get the object published, readSince equal copies, bytes from the JSON', async () => {
+    await closing(local(), async (bus) => {
+      const seen: unknown[] = [];
+      bus.subscribe('a', (entry) => seen.push(entry.event));
+      const event = { n: 1, text: 'héllo ✓', nested: { list: [1, null, 'x'] } } as unknown as TestEvent;
+      const id = await bus.publish('a', event);
+      await bus.publish('b', event); // one event, two channels: packed once, charged twice
+      assert.equal(seen[0], event, 'a listener gets the published object itself');
+      const replay = await bus.readSince('a', (await bus.head('a')).replace(/-\d+$/, '-0'));
+      assert.ok(!replay.reset);
+      assert.equal(replay.events[0]!.id, id);
+      assert.deepEqual(replay.events[0]!.event, event, 'readSince answers an equal event');
+      assert.notEqual(replay.events[0]!.event, event, '... parsed from the held JSON, not the object');
+      const json = Buffer.byteLength(JSON.stringify(event));
+      assert.equal(bus.stats().bytes, 2 * (256 + json), 'each entry charged its JSON bytes and the entry overhead');
     });
   });
 
