@@ -58,7 +58,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
   });
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
   const publicBaseUrl = config.publicBaseUrlExplicit ? config.publicBaseUrl : `http://${config.host}:${port}${API_PREFIX}`;
-  const cfg: Config = { ...config, port, publicBaseUrl };
+  const cfg: Config = Object.assign({}, config, { port, publicBaseUrl });
 
   const { directory, mount } = await createIdentityDirectory(cfg, log);
   mount?.(app);

@@ -206,7 +206,8 @@ export class ActorHost {
   }
 
   stats(): ActorHostStats {
-    return { ...this.env.stats, actors: this.actors.size };
+    const { actors: _held, ...stats } = this.env.stats;
+    return { actors: this.actors.size, ...stats };
   }
 
   /**

@@ -40,7 +40,7 @@ export function eventHead(ref: { tenant_id: string; application_id: string; conv
 export function eventHead(ref: { tenant_id: string; application_id: string; conversation_id: string }, at: string, seq: number): Omit<Envelope<string, never>, 'type' | 'data'>;
 export function eventHead(ref: { tenant_id: string; application_id: string; conversation_id: string }, at: string, seq?: number) {
   const head = { tenant_id: ref.tenant_id, application_id: ref.application_id, conversation_id: ref.conversation_id, occurred_at: at };
-  return seq === undefined ? head : { ...head, seq };
+  return seq === undefined ? head : { tenant_id: head.tenant_id, application_id: head.application_id, conversation_id: head.conversation_id, occurred_at: at, seq };
 }
 
 export type MessageCreated = Envelope<'message.created', { message: EventMessage }>;

@@ -118,7 +118,7 @@ export async function softDeleteInMailbox(actor: ConversationActor, s: ActorStat
 
 /** Writes `patch` and installs the stored record, keeping our epoch (the fence just accepted it). */
 async function patchInMailbox(actor: ConversationActor, s: ActorState, patch: ConversationPatch, at: string): Promise<ConversationRecord> {
-  const updated = await actor.env.store.conversations.update({ ...actor.writeInMailbox(s, at), patch });
+  const updated = await actor.env.store.conversations.update({ patch, ...actor.writeInMailbox(s, at) });
   if (!updated) throw actor.goneInMailbox();
   s.conversation = updated;
   return updated;

@@ -21,7 +21,7 @@ export async function reactInMailbox(actor: ConversationActor, s: ActorState, in
   if (c.status !== 'ACTIVE') throw archived();
   await requireMemberInMailbox(actor, s, intent.user_id);
   const at = actor.timestamp();
-  const input = { ...actor.writeInMailbox(s, at), message_id: intent.message_id, user_id: intent.user_id, emoji: intent.emoji };
+  const input = { message_id: intent.message_id, user_id: intent.user_id, emoji: intent.emoji, ...actor.writeInMailbox(s, at) };
   const result = add ? await store.reactions.add(input) : await store.reactions.remove(input);
   if (!result) throw messageNotFound(); // absent, or a tombstone: nothing to react to
   if (result.changed) {
@@ -47,7 +47,7 @@ export async function markReadInMailbox(actor: ConversationActor, s: ActorState,
   const c = s.conversation;
   await requireMemberInMailbox(actor, s, intent.user_id);
   const at = actor.timestamp();
-  const state = await actor.env.store.readState.markRead({ ...actor.writeInMailbox(s, at), user_id: intent.user_id, seq: intent.seq });
+  const state = await actor.env.store.readState.markRead({ user_id: intent.user_id, seq: intent.seq, ...actor.writeInMailbox(s, at) });
   if (!state) throw actor.goneInMailbox();
   if (state.changed) {
     await actor.publishInMailbox(s, {

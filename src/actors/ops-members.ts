@@ -18,10 +18,10 @@ export async function addMemberInMailbox(actor: ConversationActor, s: ActorState
   if (c.status !== 'ACTIVE') throw archived();
   const at = actor.timestamp();
   const result = await store.members.add({
-    ...actor.writeInMailbox(s, at),
     member_id: actor.env.newId(),
     user_id: intent.user_id,
     role: intent.role ?? 'MEMBER',
+    ...actor.writeInMailbox(s, at),
   });
   if (!result) throw actor.goneInMailbox();
   const member = await withProfile(actor, c.tenant_id, result.member);
@@ -44,7 +44,7 @@ export async function removeMemberInMailbox(actor: ConversationActor, s: ActorSt
   if (c.type === 'DIRECT') throw directImmutable();
   const at = actor.timestamp();
   const status = intent.by.user_id === intent.user_id ? 'LEFT' : 'REMOVED';
-  const result = await store.members.setStatus({ ...actor.writeInMailbox(s, at), user_id: intent.user_id, status });
+  const result = await store.members.setStatus({ user_id: intent.user_id, status, ...actor.writeInMailbox(s, at) });
   if (!result) throw memberNotFound(); // never a member (the conversation itself was checked at activation)
   if (result.changed) {
     s.members.set(intent.user_id, false);
@@ -61,5 +61,5 @@ export async function removeMemberInMailbox(actor: ConversationActor, s: ActorSt
 
 async function withProfile(actor: ConversationActor, tenant_id: string, member: MemberRecord): Promise<MemberView> {
   const profile = (await actor.env.store.profiles.get(tenant_id, [member.user_id]))[0];
-  return { ...member, display_name: profile?.display_name ?? null, avatar_url: profile?.avatar_url ?? null };
+  return { member_id: member.member_id, conversation_id: member.conversation_id, user_id: member.user_id, role: member.role, status: member.status, joined_at: member.joined_at, updated_at: member.updated_at, display_name: profile?.display_name ?? null, avatar_url: profile?.avatar_url ?? null };
 }

@@ -17,7 +17,7 @@ export async function sendInMailbox(actor: ConversationActor, s: ActorState, int
   if (intent.message_id !== undefined) {
     // A retry answers the original, even once the conversation was archived since.
     const pending = actor.pendingSends.get(intent.message_id);
-    if (pending) return { done: pending.then((r) => ({ ...r, created: false })) };
+    if (pending) return { done: pending.then((r) => ({ message: r.message, created: false })) };
     const stored = await store.messages.get(c, intent.message_id, intent.sender_user_id);
     if (stored) return { done: Promise.resolve({ message: stored, created: false }) };
   }
@@ -40,7 +40,6 @@ export async function sendInMailbox(actor: ConversationActor, s: ActorState, int
   const at = actor.timestamp();
   const message_id = intent.message_id ?? actor.env.newId();
   const write = store.messages.append({
-    ...actor.writeInMailbox(s, at),
     message_id,
     seq,
     sender_user_id: sender,
@@ -50,13 +49,14 @@ export async function sendInMailbox(actor: ConversationActor, s: ActorState, int
     reply_to_message_id: replyTo,
     attachments: intent.attachments ?? [],
     mentioned_user_ids: [...new Set(intent.mentioned_user_ids ?? [])],
+    ...actor.writeInMailbox(s, at),
   });
   const done = actor.commitInMailbox(write, async (result): Promise<SendMessageResult> => {
     if (!result) throw actor.goneInMailbox();
     const { message, created } = result;
     const profile = sender === null ? null : ((await store.profiles.get(c.tenant_id, [sender]))[0] ?? null);
     const senderView: ProfileSummary | null = sender === null ? null : { user_id: sender, display_name: profile?.display_name ?? null, avatar_url: profile?.avatar_url ?? null };
-    const view: MessageView = { ...message, reactions: [], sender: senderView };
+    const view: MessageView = { reactions: [], sender: senderView, ...message };
     if (created) {
       if (message.created_at > c.last_activity_at) c.last_activity_at = message.created_at;
       await actor.publishInMailbox(s, {
@@ -86,9 +86,9 @@ export async function editInMailbox(actor: ConversationActor, s: ActorState, int
   await changeableInMailbox(actor, s, intent.message_id, intent.by, intent.scope);
   const at = actor.timestamp();
   const edited = await store.messages.edit({
-    ...actor.writeInMailbox(s, at),
     message_id: intent.message_id,
     body: intent.body,
+    ...actor.writeInMailbox(s, at),
     ...(intent.mentioned_user_ids === undefined ? {} : { mentioned_user_ids: [...new Set(intent.mentioned_user_ids)] }),
   });
   const view = edited && (await store.messages.get(c, intent.message_id, intent.by.user_id));
@@ -111,12 +111,12 @@ export async function deleteInMailbox(actor: ConversationActor, s: ActorState, i
   if (current.status === 'DELETED') return;
   authorize(current, intent.by, intent.scope);
   const at = actor.timestamp();
-  const tombstone = await store.messages.tombstone({ ...actor.writeInMailbox(s, at), message_id: intent.message_id });
+  const tombstone = await store.messages.tombstone({ message_id: intent.message_id, ...actor.writeInMailbox(s, at) });
   if (!tombstone) throw actor.goneInMailbox();
   await actor.publishInMailbox(s, {
     type: 'message.deleted',
     ...eventHead(c, at, c.last_seq),
-    data: { message: eventMessage({ ...tombstone, sender: current.sender, reactions: [] }), by: intent.by },
+    data: { message: eventMessage({ sender: current.sender, reactions: [], ...tombstone }), by: intent.by },
   });
 }
 

@@ -18,8 +18,11 @@ export type EventMember = Static<typeof Member>;
 export type EventConversation = Omit<Static<typeof Conversation>, 'my_role' | 'has_unread' | 'unread_count'>;
 
 export function eventMessage(view: MessageView): EventMessage {
-  const { reactions, ...message } = messageWire(view);
-  return { ...message, reactions: reactions.map((r) => ({ emoji: r.emoji, count: r.count })) };
+  // The wire object is fresh: its reactions are replaced in place (keeps the field order; no
+  // literal starting with a spread, see test/object-spread.test.ts).
+  const message = messageWire(view) as unknown as EventMessage;
+  message.reactions = view.reactions.map((r) => ({ emoji: r.emoji, count: r.count }));
+  return message;
 }
 
 export function eventMember(view: MemberView): EventMember {

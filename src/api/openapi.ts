@@ -69,7 +69,7 @@ export function buildOpenApi(routes: readonly AnyRoute[]): Json {
         ...errorResponses(codes),
       },
       'x-audience': r.audience,
-      'x-required-scopes': isPublic ? {} : { ...(r.scopes.user || r.audience.includes('user') ? { user: r.scopes.user ?? ['chat:access'] } : {}), ...(r.scopes.machine ? { machine: r.scopes.machine } : {}) },
+      'x-required-scopes': isPublic ? {} : requiredScopes(r),
       ...(r.capabilities ? { 'x-required-capabilities': r.capabilities } : {}),
       'x-error-codes': codes,
       'x-cors': r.cors,
@@ -98,4 +98,12 @@ export function buildOpenApi(routes: readonly AnyRoute[]): Json {
 
 export function openApiText(routes: readonly AnyRoute[]): string {
   return `${JSON.stringify(buildOpenApi(routes), null, 2)}\n`;
+}
+
+/** The scopes a route asks for, per audience (only the audiences it serves). */
+function requiredScopes(r: AnyRoute): { user?: readonly string[]; machine?: readonly string[] } {
+  const out: { user?: readonly string[]; machine?: readonly string[] } = {};
+  if (r.scopes.user || r.audience.includes('user')) out.user = r.scopes.user ?? ['chat:access'];
+  if (r.scopes.machine) out.machine = r.scopes.machine;
+  return out;
 }

@@ -82,7 +82,7 @@ export class PageCache {
   }
 
   snapshot(): PageCacheStats {
-    return { ...this.stats, entries: this.entries.size, bytes: this.bytes };
+    return { entries: this.entries.size, bytes: this.bytes, ...this.stats };
   }
 
   private fresh(key: string, revision: number, now: number): Entry | undefined {

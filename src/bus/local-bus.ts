@@ -87,7 +87,7 @@ export class LocalBus<E, J> implements Bus<E, J> {
 
   /** Held events, bytes and channels, and queued jobs: for tests and metrics. */
   stats(): { channels: number; events: number; bytes: number; jobs: number } {
-    return { ...this.streams.stats(), jobs: this.queue.size() };
+    return { jobs: this.queue.size(), ...this.streams.stats() };
   }
 
   async close(): Promise<void> {

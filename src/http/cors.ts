@@ -72,9 +72,9 @@ export function preflightHeaders(policy: CorsPolicy, origin: string): Record<str
     'Access-Control-Max-Age': PREFLIGHT_MAX_AGE,
   };
   if (policy === 'public-read') {
-    return { ...base, 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET' };
+    return { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET', ...base };
   }
-  return { ...base, 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Methods': ALLOWED_METHODS, Vary: 'Origin' };
+  return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Methods': ALLOWED_METHODS, Vary: 'Origin', ...base };
 }
 
 /** The policy of a preflight: that of the route serving the requested method on this path. */

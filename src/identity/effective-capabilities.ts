@@ -83,7 +83,7 @@ export class EffectiveCapabilities {
     const lists = await Promise.all([this.roles(tenantId, null), applicationId === null ? [] : this.roles(tenantId, applicationId)]);
     const roles = new Map<string, RoleRecord>();
     for (const r of lists.flat()) if (!roles.has(r.role)) roles.set(r.role, r);
-    return { ...snap, roles };
+    return { tenantWide: snap.tenantWide, app: snap.app, roles, memo: snap.memo };
   }
 }
 

@@ -141,14 +141,18 @@ export class IdentityService {
 function normalize(a: ContextAnswer): ContextAnswer {
   const m = a.member;
   if (m === null) return a;
+  // Overridden fields are taken out before the spread: no object literal here starts with a spread
+  // (test/object-spread.test.ts says why).
+  const { member: _m, ...answer } = a;
+  const { tenant_roles, tenant_capabilities, application, ...member } = m;
+  let app: typeof application = application;
+  if (application) {
+    const { roles, capabilities, ...rest } = application;
+    app = { roles: [...roles].sort(), capabilities: [...capabilities].sort(), ...rest };
+  }
   return {
-    ...a,
-    member: {
-      ...m,
-      tenant_roles: [...m.tenant_roles].sort(),
-      tenant_capabilities: [...m.tenant_capabilities].sort(),
-      application: m.application && { ...m.application, roles: [...m.application.roles].sort(), capabilities: [...m.application.capabilities].sort() },
-    },
+    member: { tenant_roles: [...tenant_roles].sort(), tenant_capabilities: [...tenant_capabilities].sort(), application: app, ...member },
+    ...answer,
   };
 }
 

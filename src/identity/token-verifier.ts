@@ -175,9 +175,9 @@ function toPrincipal(c: JWTPayload): Principal {
   };
   if (kind === 'machine') {
     if (tenant === null || app === null) throw new ApiError('invalid_token', 'machine token is not bound to a tenant application');
-    return { ...base, type: 'machine' };
+    return { type: 'machine', ...base };
   }
-  return { ...base, type: 'user', user_id: c.sub as string };
+  return { type: 'user', user_id: c.sub as string, ...base };
 }
 
 function describe(err: unknown): string {

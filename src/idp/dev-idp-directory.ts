@@ -154,7 +154,8 @@ export class FixtureDirectory {
   }
 
   private roleRecord(r: FixtureRole): RoleRecord {
-    return { ...r, capabilities: r.locked ? [...this.catalogKeys] : this.catalogKeys.filter((k) => r.capabilities.includes(k)) };
+    const { capabilities, ...rest } = r;
+    return { capabilities: r.locked ? [...this.catalogKeys] : this.catalogKeys.filter((k) => capabilities.includes(k)), ...rest };
   }
 }
 

@@ -41,7 +41,7 @@ export class RevocationLog {
     this.prune();
     if (this.byJti.has(entry.jti) || entry.exp <= this.nowSeconds()) return false;
     this.seq += 1;
-    this.entries.push({ ...entry, seq: this.seq });
+    this.entries.push({ seq: this.seq, ...entry });
     this.byJti.set(entry.jti, entry.exp);
     for (const listener of this.listeners) {
       try {

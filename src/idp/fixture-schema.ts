@@ -14,7 +14,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
  * instead of one per union branch.
  */
 const Nullable = <T extends TSchema & { type: string }>(schema: T) =>
-  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] });
+  Type.Unsafe<Static<T> | null>(Object.assign({}, schema, { type: [schema.type, 'null'] }));
 const Enum = <const V extends readonly string[]>(values: V) => Type.Unsafe<V[number]>({ type: 'string', enum: [...values] });
 
 /** Ids are opaque strings, but non-empty and free of whitespace so they survive URLs and logs. */

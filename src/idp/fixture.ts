@@ -68,7 +68,7 @@ export function parseFixture(value: unknown, source = 'fixture'): Fixture {
     users: value.users,
     tenants: value.tenants,
     clients: value.clients.map((c) =>
-      c.kind === 'machine' ? { ...c, token_ttl_seconds: c.token_ttl_seconds ?? DEFAULT_MACHINE_TOKEN_TTL_SECONDS } : c,
+      c.kind === 'machine' ? Object.assign({}, c, { token_ttl_seconds: c.token_ttl_seconds ?? DEFAULT_MACHINE_TOKEN_TTL_SECONDS }) : c,
     ),
   };
   const problems = referenceProblems(fixture);

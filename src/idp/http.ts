@@ -88,7 +88,7 @@ function checkDirectoryKey(idp: DevIdp, authorization: string | undefined): void
 function withCors(res: IdpHttpResponse, req: IdpHttpRequest, origins: ReadonlySet<string>): IdpHttpResponse {
   if (req.path.startsWith('/directory/')) return res;
   const origin = req.headers.origin;
-  const headers: Record<string, string> = { ...res.headers, vary: 'Origin' };
+  const headers: Record<string, string> = Object.assign({}, res.headers, { vary: 'Origin' });
   if (origin !== undefined && origins.has(origin)) {
     headers['access-control-allow-origin'] = origin;
     if (req.method.toUpperCase() === 'OPTIONS') {
@@ -97,7 +97,8 @@ function withCors(res: IdpHttpResponse, req: IdpHttpRequest, origins: ReadonlySe
       headers['access-control-max-age'] = '600';
     }
   }
-  return { ...res, headers };
+  const { headers: _old, ...rest } = res;
+  return { headers, ...rest };
 }
 
 function defaultOnError(err: unknown, req: IdpHttpRequest): void {

@@ -82,9 +82,9 @@ export class RequestSeries {
     let cumulative = 0;
     for (let i = 0; i < DURATION_BUCKETS.length; i++) {
       cumulative += s.buckets[i] as number;
-      out.push({ value: cumulative, labels: { ...s.labels, le: DURATION_BUCKETS[i] as number }, metricName: 'chat_http_request_duration_seconds_bucket' });
+      out.push({ value: cumulative, labels: { le: DURATION_BUCKETS[i] as number, ...s.labels }, metricName: 'chat_http_request_duration_seconds_bucket' });
     }
-    out.push({ value: s.count, labels: { ...s.labels, le: '+Inf' }, metricName: 'chat_http_request_duration_seconds_bucket' });
+    out.push({ value: s.count, labels: { le: '+Inf', ...s.labels }, metricName: 'chat_http_request_duration_seconds_bucket' });
     out.push({ value: s.sum, labels: s.labels, metricName: 'chat_http_request_duration_seconds_sum' });
     out.push({ value: s.count, labels: s.labels, metricName: 'chat_http_request_duration_seconds_count' });
     return out;

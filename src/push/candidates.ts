@@ -16,7 +16,7 @@ export async function pushCandidates(store: ChatStore, ref: ConversationRef, con
     users = [];
     let after: MemberPosition | null = null;
     do {
-      const page = await store.members.list({ ...ref, limit: PAGE, after });
+      const page = await store.members.list({ limit: PAGE, after, ...ref });
       if (page === null) return [];
       for (const m of page.items) if (m.status === 'ACTIVE') users.push(m.user_id);
       after = page.next;

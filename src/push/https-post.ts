@@ -18,7 +18,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 export function httpsPost(url: string, headers: Record<string, string>, body: string, agent: https.Agent, timeoutMs: number): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(body, 'utf8');
-    const req = https.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(payload.length) } }, (res) => {
+    const req = https.request(url, { method: 'POST', agent, headers: Object.assign({}, headers, { 'content-length': String(payload.length) }) }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {

@@ -60,7 +60,7 @@ export class MemoryRateLimiter implements RateLimiter {
     let entry = this.entries.get(key);
     if (entry === undefined) {
       if (this.entries.size >= this.maxKeys) this.evictOldest();
-      entry = { ...emptyState(w, at), expiresAt: 0 };
+      entry = { expiresAt: 0, ...emptyState(w, at) };
       this.entries.set(key, entry);
     }
     const startBefore = entry.windowStart;

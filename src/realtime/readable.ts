@@ -16,7 +16,7 @@ export function readableConversations(store: ChatStore): (grant: RealtimeGrant, 
         out.add(id);
         continue;
       }
-      const gate = await store.conversations.gate({ ...ctx, conversation_id: id }, grant.user_id);
+      const gate = await store.conversations.gate({ conversation_id: id, ...ctx }, grant.user_id);
       const c = gate?.conversation;
       if (gate && (gate.member_status === 'ACTIVE' || (c?.type === 'CHANNEL' && c.visibility === 'PUBLIC'))) out.add(id);
     }

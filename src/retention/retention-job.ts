@@ -49,7 +49,7 @@ export async function runRetentionOnce(
       log.error({ tenant_id, err: (err as Error).message }, 'retention: purge failed for tenant');
     }
   }
-  log.info({ ...run, ms: Date.now() - started }, 'retention run finished');
+  log.info({ ms: Date.now() - started, ...run }, 'retention run finished');
   return run;
 }
 

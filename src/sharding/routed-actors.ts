@@ -78,12 +78,12 @@ export class RoutedActors implements Actors {
   }
 
   createConversation(...[intent]: Parameters<Actors['createConversation']>): ReturnType<Actors['createConversation']> {
-    const fixed = intent.conversation_id ? intent : { ...intent, conversation_id: this.newId() };
+    const fixed = intent.conversation_id ? intent : Object.assign({}, intent, { conversation_id: this.newId() });
     return this.route('createConversation', fixed.conversation_id as string, [fixed]);
   }
 
   sendMessage(...[ref, intent]: Parameters<Actors['sendMessage']>): ReturnType<Actors['sendMessage']> {
-    const fixed = intent.message_id ? intent : { ...intent, message_id: this.newId() };
+    const fixed = intent.message_id ? intent : Object.assign({}, intent, { message_id: this.newId() });
     return this.route('sendMessage', ref.conversation_id, [ref, fixed]);
   }
 

@@ -163,12 +163,12 @@ export function checkSearch(prefix: string, limit: number): string {
  */
 export function conversationDetail(conv: ConversationRecord, membership: MemberRecord | null, state: ReadState | null, members: ProfileSummary[] | null): ConversationDetail {
   return {
-    ...conv,
     my_role: membership?.status === 'ACTIVE' ? membership.role : null,
     has_unread: state?.has_unread ?? false,
     members,
     my_membership: membership,
     unread_count: state?.unread_count ?? 0,
     last_read_seq: state?.last_read_seq ?? 0,
+    ...conv,
   };
 }

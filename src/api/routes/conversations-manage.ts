@@ -57,7 +57,7 @@ export const updateConversation = defineRoute({
     // Unarchive first, so "unarchive and rename" in one request works; archive last, after the edits.
     if (body.status === 'ACTIVE') await services.actors.unarchive(params, by);
     if (body.name !== undefined || body.description !== undefined) {
-      await services.actors.updateConversation(params, { ...(body.name !== undefined ? { name: body.name } : {}), ...(body.description !== undefined ? { description: body.description } : {}), by });
+      await services.actors.updateConversation(params, { by, ...(body.name !== undefined ? { name: body.name } : {}), ...(body.description !== undefined ? { description: body.description } : {}) });
     }
     if (body.status === 'ARCHIVED') await services.actors.archive(params, by);
     const view = await services.store.conversations.get(params, viewerOf(a), MEMBERS_PREVIEW);

@@ -103,7 +103,7 @@ async function buildHistoryPage(
   conversation: ConversationGist,
 ): Promise<RawJson> {
   const after = positionFrom(services, 'messages', params.conversation_id, before) as MessagePosition | null;
-  const res = await storePage(() => services.store.messages.list({ ...params, viewer_user_id, limit, after }));
+  const res = await storePage(() => services.store.messages.list({ viewer_user_id, limit, after, ...params }));
   if (res === null) throw new ApiError('not_found', `conversation ${params.conversation_id} not found`);
   const body: Static<typeof MessagePage> = { items: res.items.map(messageWire), next_cursor: res.next ? services.cursors.encode('messages', params.conversation_id, res.next) : null };
   const bytes = Buffer.from(JSON.stringify(body));
@@ -125,7 +125,7 @@ export const listMembers = defineRoute({
   schemas: { params: ConversationParams, query: Type.Object(Paging, Closed), response: MemberPage },
   errors: ['invalid_cursor', 'invalid_limit', 'not_found', 'not_conversation_member'],
   handler({ params, query, access, services }): Promise<Static<typeof MemberPage>> {
-    return conversationPage(services, access, params, 'members', query, (limit, after: MemberPosition | null) => services.store.members.list({ ...params, limit, after }), memberWire);
+    return conversationPage(services, access, params, 'members', query, (limit, after: MemberPosition | null) => services.store.members.list({ limit, after, ...params }), memberWire);
   },
 
 });

@@ -65,7 +65,6 @@ export const createConversation = defineRoute({
     }
     await assertEligible(services, params.tenant_id, params.application_id, creator === null ? members : [...members, creator]);
     const res = await services.actors.createConversation({
-      ...params,
       type: body.type,
       name: body.type === 'DIRECT' ? null : (body.name ?? null),
       description: body.description ?? null,
@@ -73,8 +72,9 @@ export const createConversation = defineRoute({
       created_by_user_id: creator,
       created_by_client_id: p.type === 'machine' ? p.client_id : null,
       member_user_ids: members,
+      ...params,
     });
-    const ref = { ...params, conversation_id: res.conversation.conversation_id };
+    const ref = { conversation_id: res.conversation.conversation_id, ...params };
     const viewer = p.type === 'user' ? ({ kind: 'user', user_id: p.user_id } as const) : ({ kind: 'machine' } as const);
     const view = await services.store.conversations.get(ref, viewer, MEMBERS_PREVIEW);
     if (view === null) throw new ApiError('not_found', 'the conversation was deleted meanwhile');

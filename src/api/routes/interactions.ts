@@ -39,7 +39,6 @@ function assertEmoji(emoji: string): void {
 
 const reactionRoute = (method: 'PUT' | 'DELETE', add: boolean) =>
   defineRoute({
-    ...personal,
     operationId: add ? 'addReaction' : 'removeReaction',
     summary: add ? 'React to a message with an emoji (idempotent)' : 'Take back your reaction (idempotent)',
     tag: 'Reactions',
@@ -56,6 +55,7 @@ const reactionRoute = (method: 'PUT' | 'DELETE', add: boolean) =>
       const r = add ? await services.actors.addReaction(ref, { message_id, user_id, emoji }) : await services.actors.removeReaction(ref, { message_id, user_id, emoji });
       return { message_id, reactions: r.reactions };
     },
+    ...personal,
   });
 
 export const addReaction = reactionRoute('PUT', true);

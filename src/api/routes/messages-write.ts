@@ -92,7 +92,7 @@ export const sendMessage = defineRoute({
       body: body.body,
       message_type: type,
       reply_to_message_id: body.reply_to_message_id ?? null,
-      attachments: attachments.map((a) => ({ ...a, url: a.url ?? null })),
+      attachments: attachments.map((a) => ({ file_id: a.file_id, name: a.name, mime_type: a.mime_type, size: a.size, url: a.url ?? null })),
       mentioned_user_ids: body.mentioned_user_ids ?? [],
     });
     return messageWire(res.message);

@@ -46,7 +46,7 @@ export const getRealtimeToken = defineRoute({
       services.store.members.conversationIdsOf(ctx, user_id, 'CHANNEL'),
       query.conversation_id === undefined
         ? Promise.resolve(null)
-        : services.store.conversations.get({ ...ctx, conversation_id: query.conversation_id }, { kind: 'user', user_id }, 0),
+        : services.store.conversations.get({ conversation_id: query.conversation_id, ...ctx }, { kind: 'user', user_id }, 0),
     ]);
     if (query.conversation_id !== undefined && (viewed === null || viewed.type !== 'CHANNEL' || viewed.visibility !== 'PUBLIC')) {
       throw new ApiError('not_found', 'no such public channel in this application');

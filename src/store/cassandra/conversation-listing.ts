@@ -49,7 +49,7 @@ export class ConversationViews {
       const memberships = await this.members.ofUser(ctx, viewer.user_id);
       const mineIds = new Set(memberships.map((m) => m.conversation_id));
       const wanted = memberships.filter((m) => type === undefined || m.type === type);
-      const convs = await Promise.all(wanted.map((m) => this.conversations.live({ ...ctx, conversation_id: m.conversation_id })));
+      const convs = await Promise.all(wanted.map((m) => this.conversations.live({ conversation_id: m.conversation_id, ...ctx })));
       const mine: Listed[] = [];
       for (const [i, m] of wanted.entries()) {
         const conv = convs[i];
@@ -65,10 +65,10 @@ export class ConversationViews {
     const page = rows.slice(0, limit);
     const items = await Promise.all(
       page.map(async ({ conv, my_role }): Promise<ConversationView> => ({
-        ...publicRecord(conv),
         my_role,
         has_unread: viewer.kind === 'user' && my_role !== null && (await this.readState.hasUnread(conv.conversation_id, viewer.user_id, conv.last_seq)),
         members: await this.preview(conv, preview),
+        ...publicRecord(conv),
       })),
     );
     const last = items[items.length - 1];

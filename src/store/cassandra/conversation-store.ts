@@ -55,10 +55,10 @@ export class CassandraConversationStore implements ConversationStore {
         const other = await this.takePair(input, users[0]!, users[1]!);
         if (other) return { conversation: publicRecord(other), created: false };
       }
-      const row: ConversationRow = { ...newConversationRecord(input, epoch, at), pending_message_id: null };
+      const row: ConversationRow = { pending_message_id: null, ...newConversationRecord(input, epoch, at) };
       const derived: Mutation[] = [...indexRows(row, at), tenantRow(row)];
       for (const m of input.members) {
-        derived.push(...activateRows(row, { ...m, conversation_id: row.conversation_id, status: 'ACTIVE', joined_at: at, updated_at: at }, null));
+        derived.push(...activateRows(row, { conversation_id: row.conversation_id, status: 'ACTIVE', joined_at: at, updated_at: at, ...m }, null));
       }
       await this.h.batch(derived);
       if (await this.table.insert(row)) return { conversation: publicRecord(row), created: true };
@@ -82,13 +82,14 @@ export class CassandraConversationStore implements ConversationStore {
         const conv = await this.fenceRead(input);
         if (!conv) return null;
         // Visibility only means something for channels (records.ts); keep DIRECT/GROUP at null.
-        const patch: ConversationPatch = conv.type === 'CHANNEL' ? input.patch : { ...input.patch, visibility: undefined };
+        const { visibility: _ignored, ...notChannel } = input.patch;
+        const patch: ConversationPatch = conv.type === 'CHANNEL' ? input.patch : notChannel;
         const field = <K extends keyof ConversationPatch>(k: K): unknown => (patch[k] === undefined ? UNSET : patch[k]);
         const { applied, current } = await this.h.lwt(CONVERSATIONS_CQL.update, [
           input.epoch, field('name'), field('description'), field('visibility'), field('status'), ts(at), conv.conversation_id, input.epoch,
         ]);
         if (!applied) return classify(conv.conversation_id, input.epoch, current) === 'gone' ? null : RETRY;
-        const next: ConversationRow = { ...conv, epoch: input.epoch, updated_at: at };
+        const next: ConversationRow = Object.assign({}, conv, { epoch: input.epoch, updated_at: at });
         for (const k of ['name', 'description', 'visibility', 'status'] as const) {
           if (patch[k] !== undefined) Object.assign(next, { [k]: patch[k] });
         }
@@ -115,7 +116,7 @@ export class CassandraConversationStore implements ConversationStore {
         for (const m of members) if (m.status === 'ACTIVE') cleanup.push(...unlistRows(conv, m.user_id));
         await this.h.batch(cleanup);
         if (conv.type === 'DIRECT' && members.length === 2) await this.pairs.release(conv, members[0]!.user_id, members[1]!.user_id, conv.conversation_id);
-        return publicRecord({ ...conv, epoch: input.epoch, deleted_at: at, updated_at: at });
+        return publicRecord(Object.assign({}, conv, { epoch: input.epoch, deleted_at: at, updated_at: at }));
       }),
     );
   }

@@ -141,7 +141,7 @@ export class ConversationsTable {
       if (!row) return null;
       const next = row.epoch + 1;
       const { applied, current } = await this.h.lwt(CONVERSATIONS_CQL.claim, [next, row.conversation_id, row.epoch]);
-      if (applied) return { ...row, epoch: next };
+      if (applied) return Object.assign({}, row, { epoch: next });
       return current.epoch == null || current.deleted_at != null ? null : RETRY;
     });
   }
@@ -158,7 +158,7 @@ export class ConversationsTable {
       if (epoch < row.epoch) throw new StaleEpochError(row.conversation_id, epoch, row.epoch);
       if (epoch === row.epoch) return row;
       const { applied, current } = await this.h.lwt(CONVERSATIONS_CQL.fence, [epoch, row.conversation_id, epoch]);
-      if (applied) return { ...row, epoch };
+      if (applied) return Object.assign({}, row, { epoch });
       return classify(row.conversation_id, epoch, current) === 'gone' ? null : RETRY;
     });
   }

@@ -65,7 +65,7 @@ export class CassandraMemberStore implements MemberStore {
         const counted = await this.count(conv, input.epoch, -1);
         if (counted !== 'ok') return counted === 'gone' ? null : RETRY;
         await this.h.batch(deactivateRows(conv, input.user_id, input.status, at));
-        return { member: { ...row, status: input.status, updated_at: at }, changed: true };
+        return { member: Object.assign({}, row, { status: input.status, updated_at: at }), changed: true };
       }),
     );
   }
@@ -79,7 +79,7 @@ export class CassandraMemberStore implements MemberStore {
       if (!conv || row?.status !== 'ACTIVE') return null;
       if (row.role === input.role) return row;
       await this.h.batch(roleRows(conv, input.user_id, input.role, at));
-      return { ...row, role: input.role, updated_at: at };
+      return Object.assign({}, row, { role: input.role, updated_at: at });
     });
   }
 
@@ -96,7 +96,7 @@ export class CassandraMemberStore implements MemberStore {
       const rows = await this.table.page(conv.conversation_id, query.include_inactive !== true, after, limit + 1);
       const page = rows.slice(0, limit);
       const profiles = new Map((await this.profiles.read(conv.tenant_id, page.map((m) => m.user_id))).map((p) => [p.user_id, p]));
-      const items = page.map((m): MemberView => ({ ...m, display_name: profiles.get(m.user_id)?.display_name ?? null, avatar_url: profiles.get(m.user_id)?.avatar_url ?? null }));
+      const items = page.map((m): MemberView => Object.assign({}, m, { display_name: profiles.get(m.user_id)?.display_name ?? null, avatar_url: profiles.get(m.user_id)?.avatar_url ?? null }));
       const last = items[items.length - 1];
       return { items, next: rows.length > limit && last ? { joined_at: last.joined_at, member_id: last.member_id } : null };
     });
@@ -113,7 +113,7 @@ export class CassandraMemberStore implements MemberStore {
     return this.h.op(async () => {
       const mine = (await this.table.ofUser(ctx, user_id)).filter((m) => type === undefined || m.type === type);
       // The per-user rows are removed with the conversation; confirming keeps a lost removal invisible.
-      const live = await Promise.all(mine.map((m) => this.conversations.live({ ...ctx, conversation_id: m.conversation_id })));
+      const live = await Promise.all(mine.map((m) => this.conversations.live({ conversation_id: m.conversation_id, ...ctx })));
       return mine.filter((_, i) => live[i] != null).map((m) => m.conversation_id).sort();
     });
   }

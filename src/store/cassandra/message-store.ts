@@ -168,7 +168,7 @@ export class CassandraMessageStore implements MessageStore {
     return messages.map((m) => {
       const p = m.sender_user_id === null ? null : byUser.get(m.sender_user_id);
       const sender = m.sender_user_id === null ? null : { user_id: m.sender_user_id, display_name: p?.display_name ?? null, avatar_url: p?.avatar_url ?? null };
-      return { ...m, reactions: reactions.get(m.message_id) ?? [], sender };
+      return { reactions: reactions.get(m.message_id) ?? [], sender, ...m };
     });
   }
 }

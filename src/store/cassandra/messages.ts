@@ -69,8 +69,7 @@ export class MessagesTable {
   /** The four writes of a new message. */
   insertRows(m: MessageRecord): Mutation[] {
     const bucket = bucketOf(m.seq, this.bucketSize);
-    const values: Record<(typeof COLUMNS)[number], unknown> = {
-      ...m,
+    const values: Record<(typeof COLUMNS)[number], unknown> = Object.assign({}, m, {
       bucket,
       attachments: JSON.stringify(m.attachments),
       mentioned_user_ids: JSON.stringify(m.mentioned_user_ids),
@@ -78,7 +77,7 @@ export class MessagesTable {
       deleted_at: m.deleted_at === null ? null : ts(m.deleted_at),
       created_at: ts(m.created_at),
       updated_at: ts(m.updated_at),
-    };
+    });
     return [
       [MESSAGES_CQL.insert, COLUMNS.map((c) => values[c])],
       [MESSAGES_CQL.byIdInsert, [m.message_id, m.conversation_id, m.seq]],
@@ -109,12 +108,12 @@ export class MessagesTable {
   async edit(m: MessageRecord, body: string, mentions: string[] | undefined, at: string): Promise<MessageRecord> {
     const mentioned = mentions ?? m.mentioned_user_ids;
     await this.h.rows(MESSAGES_CQL.edit, [body, JSON.stringify(mentioned), ts(at), ts(at), m.conversation_id, bucketOf(m.seq, this.bucketSize), m.seq]);
-    return { ...m, body, mentioned_user_ids: mentioned, status: 'EDITED', edited_at: at, updated_at: at };
+    return Object.assign({}, m, { body, mentioned_user_ids: mentioned, status: 'EDITED' as const, edited_at: at, updated_at: at });
   }
 
   async tombstone(m: MessageRecord, at: string): Promise<MessageRecord> {
     await this.h.rows(MESSAGES_CQL.tombstone, [ts(at), ts(at), m.conversation_id, bucketOf(m.seq, this.bucketSize), m.seq]);
-    return { ...m, body: '', attachments: [], mentioned_user_ids: [], status: 'DELETED', deleted_at: at, updated_at: at };
+    return Object.assign({}, m, { body: '', attachments: [], mentioned_user_ids: [], status: 'DELETED' as const, deleted_at: at, updated_at: at });
   }
 
   /** History: up to `n` messages with seq <= `from`, newest first, walking buckets down. */

@@ -58,7 +58,7 @@ export class CassandraPushDeviceStore implements PushDeviceStore {
     const when = timestampOrNow(at);
     return this.h.serial(`push:${device.tenant_id}:${device.token_or_endpoint}`, async () => {
       const old = await this.read(device.tenant_id, device.token_or_endpoint);
-      const next: PushDevice = { ...fields, created_at: old?.created_at ?? when, updated_at: when };
+      const next: PushDevice = { created_at: old?.created_at ?? when, updated_at: when, ...fields };
       const rows: Mutation[] = [
         [PUSH_DEVICES_CQL.upsert, [next.tenant_id, next.token_or_endpoint, next.user_id, next.platform, next.p256dh, next.auth, ts(next.created_at), ts(next.updated_at)]],
         [PUSH_DEVICES_CQL.userInsert, [next.tenant_id, next.user_id, ts(next.created_at), next.token_or_endpoint]],

@@ -73,7 +73,7 @@ export class CassandraReadStateStore implements ReadStateStore {
       const changed = target > before;
       if (changed) await this.table.advance(conv.conversation_id, input.user_id, target, at);
       const marker = Math.max(before, target);
-      return { ...(await this.table.state(conv.conversation_id, input.user_id, marker, conv.last_seq)), changed };
+      return { changed, ...(await this.table.state(conv.conversation_id, input.user_id, marker, conv.last_seq)) };
     });
   }
 

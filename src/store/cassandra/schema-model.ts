@@ -122,25 +122,26 @@ export function parseStatement(stmt: string): StatementModel {
   const s = stmt.replace(/\s+/g, ' ').trim();
   if (/ALLOW FILTERING/i.test(s)) throw new Error(`ALLOW FILTERING: ${s}`);
   let m: RegExpExecArray | null;
-  const base = { markers: countMarkers(s), hasLimit: / LIMIT \?$/i.test(s), conditions: [] as Restriction[], lwt: 'none' as StatementModel['lwt'] };
+  const base = { markers: countMarkers(s), hasLimit: / LIMIT \?$/i.test(s) };
+  const none: Restriction[] = [];
   if ((m = /^SELECT (.+?) FROM (\w+) WHERE (.+?)(?: LIMIT \?)?$/i.exec(s))) {
     const where = restrictions(m[3]);
-    return { ...base, kind: 'SELECT', table: m[2]!, where, columns: [...names(m[1]!), ...where.flatMap((r) => r.columns)] };
+    return { kind: 'SELECT', table: m[2]!, where, columns: [...names(m[1]!), ...where.flatMap((r) => r.columns)], conditions: none, lwt: 'none', ...base };
   }
   if ((m = /^INSERT INTO (\w+) \(([^)]*)\) VALUES \(.*?\)( IF NOT EXISTS)?(?: USING (?:TTL|TIMESTAMP) \?)?$/i.exec(s))) {
-    return { ...base, kind: 'INSERT', table: m[1]!, where: [], columns: names(m[2]!), lwt: m[3] ? 'not-exists' : 'none' };
+    return { kind: 'INSERT', table: m[1]!, where: [], columns: names(m[2]!), conditions: none, lwt: m[3] ? 'not-exists' : 'none', ...base };
   }
   if ((m = /^UPDATE (\w+)(?: USING (?:TTL|TIMESTAMP) \?)? SET (.+?) WHERE (.+?)(?: IF (.+))?$/i.exec(s))) {
     const where = restrictions(m[3]);
     const conditions = restrictions(m[4]);
     const set = splitTop(m[2]!).map((a) => a.split('=')[0]!.trim());
-    return { ...base, kind: 'UPDATE', table: m[1]!, where, conditions, lwt: m[4] ? 'conditions' : 'none', columns: [...set, ...where.flatMap((r) => r.columns), ...conditions.flatMap((r) => r.columns)] };
+    return { kind: 'UPDATE', table: m[1]!, where, conditions, lwt: m[4] ? 'conditions' : 'none', columns: [...set, ...where.flatMap((r) => r.columns), ...conditions.flatMap((r) => r.columns)], ...base };
   }
   if ((m = /^DELETE FROM (\w+) WHERE (.+?)(?: IF (EXISTS|.+))?$/i.exec(s))) {
     const where = restrictions(m[2]);
     const lwt = m[3] === undefined ? 'none' : m[3].toUpperCase() === 'EXISTS' ? 'exists' : 'conditions';
     const conditions = lwt === 'conditions' ? restrictions(m[3]) : [];
-    return { ...base, kind: 'DELETE', table: m[1]!, where, conditions, lwt, columns: [...where.flatMap((r) => r.columns), ...conditions.flatMap((r) => r.columns)] };
+    return { kind: 'DELETE', table: m[1]!, where, conditions, lwt, columns: [...where.flatMap((r) => r.columns), ...conditions.flatMap((r) => r.columns)], ...base };
   }
   throw new Error(`statement not understood: ${s}`);
 }

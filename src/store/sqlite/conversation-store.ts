@@ -90,7 +90,7 @@ export class SqliteConversationStore implements ConversationStore {
       const conv = this.table.fence(input, input.epoch);
       if (!conv) return null;
       // Visibility only means something for channels (records.ts); keep DIRECT/GROUP at null.
-      const patch = conv.type === 'CHANNEL' ? input.patch : { ...input.patch, visibility: undefined };
+      const patch = conv.type === 'CHANNEL' ? input.patch : withoutVisibility(input.patch);
       return this.table.update(conv.conversation_id, patch, at);
     });
   }
@@ -136,9 +136,9 @@ export class SqliteConversationStore implements ConversationStore {
         n: limit + 1,
       });
       const items = rows.slice(0, limit).map((row): ConversationView => ({
-        ...row,
         has_unread: viewer.kind === 'user' && row.my_role !== null && this.readState.hasUnread(row.conversation_id, viewer.user_id, row.last_seq),
         members: this.preview(row, query.members_preview),
+        ...row,
       }));
       const last = items[items.length - 1];
       return { items, next: rows.length > limit && last ? { last_activity_at: last.last_activity_at, conversation_id: last.conversation_id } : null };
@@ -157,4 +157,10 @@ export class SqliteConversationStore implements ConversationStore {
   private preview(conv: ConversationRecord, n: number): ConversationView['members'] {
     return conv.type === 'CHANNEL' ? null : this.members.preview(conv.conversation_id, n);
   }
+}
+
+/** The patch without `visibility`, which only a CHANNEL has. */
+function withoutVisibility(patch: ConversationPatch): ConversationPatch {
+  const { visibility: _ignored, ...rest } = patch;
+  return rest;
 }

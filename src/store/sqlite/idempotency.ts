@@ -55,7 +55,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       const row = this.getStmt.get(k);
       if (row && isLive(row, when)) return { claimed: false as const, record: row };
       // An expired record, or a claim abandoned by a request that died, is taken over in place.
-      this.claimStmt.run({ ...k, request_hash, at: when });
+      this.claimStmt.run({ request_hash, at: when, ...k });
       return { claimed: true as const };
     });
   }
@@ -63,7 +63,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   async complete(key: IdempotencyKey, response_status: number, response_body: string | null): Promise<boolean> {
     const k = pickKey(key);
     if (!Number.isInteger(response_status)) throw new RangeError('response_status must be an integer');
-    return this.h.write(() => this.completeStmt.run({ ...k, status: response_status, body: response_body }).changes > 0);
+    return this.h.write(() => this.completeStmt.run({ status: response_status, body: response_body, ...k }).changes > 0);
   }
 
   async release(key: IdempotencyKey): Promise<void> {

@@ -63,7 +63,7 @@ export class MembersTable {
   }
 
   insert(ctx: StoreContext, conversation_id: string, m: NewMember, at: string): MemberRecord {
-    this.insertStmt.run({ ...pickContext(ctx), conversation_id, user_id: m.user_id, member_id: m.member_id, role: m.role, at });
+    this.insertStmt.run({ conversation_id, user_id: m.user_id, member_id: m.member_id, role: m.role, at, ...pickContext(ctx) });
     return this.get(conversation_id, m.user_id)!;
   }
 
@@ -186,7 +186,7 @@ export class SqliteMemberStore implements MemberStore {
   }
 
   async conversationIdsOf(ctx: StoreContext, user_id: string, type?: ConversationType): Promise<string[]> {
-    const params = { ...pickContext(ctx), user_id, type: type ?? '' };
+    const params = { user_id, type: type ?? '', ...pickContext(ctx) };
     return this.h.read(() => (type === undefined ? this.idsOfStmts.any : this.idsOfStmts.typed).all(params));
   }
 }

@@ -30,7 +30,8 @@ export const RETENTION_BOUNDARY_SQL = 'SELECT seq FROM messages WHERE conversati
 export const RETENTION_DELETE_SQL = 'DELETE FROM messages WHERE rowid IN (SELECT rowid FROM messages WHERE conversation_id = ? AND seq < ? ORDER BY seq LIMIT ?)';
 
 export function toRecord(row: MessageRow): MessageRecord {
-  return { ...row, attachments: parseJson<Attachment[]>(row.attachments), mentioned_user_ids: parseJson<string[]>(row.mentioned_user_ids) };
+  const { attachments, mentioned_user_ids, ...rest } = row;
+  return { attachments: parseJson<Attachment[]>(attachments), mentioned_user_ids: parseJson<string[]>(mentioned_user_ids), ...rest };
 }
 
 export class MessagesTable {
@@ -147,5 +148,5 @@ export class MessagesTable {
 export function toView(row: ViewRow, reactions: MessageView['reactions']): MessageView {
   const { sender_display_name, sender_avatar_url, ...message } = row;
   const sender = row.sender_user_id === null ? null : { user_id: row.sender_user_id, display_name: sender_display_name, avatar_url: sender_avatar_url };
-  return { ...toRecord(message), reactions, sender };
+  return { reactions, sender, ...toRecord(message) };
 }

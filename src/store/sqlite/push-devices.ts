@@ -58,7 +58,7 @@ export class SqlitePushDeviceStore implements PushDeviceStore {
   }
 
   async upsert(device: PushDeviceInput, at?: string): Promise<PushDevice> {
-    const row = { ...checkPushDevice(device), at: timestampOrNow(at) };
+    const row = { at: timestampOrNow(at), ...checkPushDevice(device) };
     return this.h.write(() => this.upsertStmt.get(row)!);
   }
 

@@ -69,7 +69,7 @@ export class SqliteReadStateStore implements ReadStateStore {
       if (!conv) return null;
       const changed = this.table.advance(conv.conversation_id, input.user_id, Math.min(input.seq, conv.last_seq), at);
       const marker = this.table.marker(conv.conversation_id, input.user_id);
-      return { ...this.table.state(conv.conversation_id, input.user_id, marker, conv.last_seq), changed };
+      return { changed, ...this.table.state(conv.conversation_id, input.user_id, marker, conv.last_seq) };
     });
   }
 

@@ -13,7 +13,8 @@ type Row = Omit<RoleOverride, 'capabilities'> & { capabilities: string };
 const TENANT_WIDE = '';
 
 function toRecord(row: Row): RoleOverride {
-  return { ...row, application_id: row.application_id === TENANT_WIDE ? null : row.application_id, capabilities: parseJson<string[]>(row.capabilities) };
+  const { application_id, capabilities, ...rest } = row;
+  return { application_id: application_id === TENANT_WIDE ? null : application_id, capabilities: parseJson<string[]>(capabilities), ...rest };
 }
 
 function scope(application_id: string | null): string {

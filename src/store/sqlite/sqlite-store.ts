@@ -150,7 +150,8 @@ export class SqliteChatStore implements ChatStore {
 
   /** Group-commit counters: `transactions` below `ops` is batching at work. */
   stats(): Readonly<BatcherStats> {
-    return { ...this.batcher.stats, commitBuckets: [...this.batcher.stats.commitBuckets] };
+    const { commitBuckets, ...counts } = this.batcher.stats;
+    return { commitBuckets: [...commitBuckets], ...counts };
   }
 
   /** Writes queued for the next group commit. */

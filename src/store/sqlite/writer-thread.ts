@@ -140,7 +140,8 @@ export class ThreadedSqliteStore implements ChatStore {
 
   /** Group-commit counters of the writer, as of its last answer. */
   stats(): Readonly<BatcherStats> {
-    return { ...this.batcherStats, commitBuckets: [...this.batcherStats.commitBuckets] };
+    const { commitBuckets, ...counts } = this.batcherStats;
+    return { commitBuckets: [...commitBuckets], ...counts };
   }
 
   /** Writes sent to the writer thread and not answered yet. */
