@@ -13,9 +13,17 @@ export function buildNode(log: (line: string) => void): void {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: path.resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
+/**
+ * The benched node's environment. `BENCH_CHAT_<NAME>=value` sets `CHAT_<NAME>` for it, to compare
+ * settings (e.g. `BENCH_CHAT_SQLITE_WRITER=inline`); it cannot change what the bench itself fixes
+ * below (port, data dir, IdP, rate limits).
+ */
 export function nodeEnv(port: number, dataDir: string): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('CHAT_')) env[name] = value;
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.startsWith('BENCH_CHAT_')) env[name.slice('BENCH_'.length)] = value;
+    else if (!name.startsWith('CHAT_')) env[name] = value;
+  }
   return {
     ...env,
     CHAT_HOST: '127.0.0.1',
