@@ -1,7 +1,7 @@
 /**
  * One measurement of `npm run bench -- bus-window` (bench/bus-window.ts runs it in a fresh
  * process with --expose-gc): holds BUS_WINDOW_EVENTS chat events either in the in-process bus's
- * resume window (LocalStreams, JSON packed off-heap) or as plain objects in an array (what the
+ * resume window (LocalStreams: JSON in an off-heap byte ring) or as plain objects in an array (what the
  * window held before), then prints one JSON line: heap bytes per held event, off-heap bytes per
  * held event, and the pauses of full GCs with everything held.
  */

@@ -1,8 +1,8 @@
 /**
  * The `bus-window` scenario: what the in-process bus's resume window costs the JS heap and the
  * garbage collector. In two fresh processes (node --expose-gc), BUS_WINDOW_EVENTS (100,000) chat
- * events are held either in the window (LocalStreams: each event's JSON packed once into an
- * off-heap Buffer) or as the plain objects the window held before; reported: heap and off-heap
+ * events are held either in the window (LocalStreams: the events' JSON in one off-heap byte
+ * ring, entries as numbers) or as the plain objects the window held before; reported: heap and off-heap
  * bytes per held event, the median pause of a full GC with everything held, and the cost of
  * publishing one event. No goal: the figures size CHAT's bus window (docs/bus.md) and explain
  * the node's major-GC pauses (docs/benchmarks.md).
@@ -56,7 +56,7 @@ export const scenario: Scenario = {
       },
       goals: [],
       notes: [
-        'window_*: held in LocalStreams (100 channels), each event packed once into an off-heap Buffer; objects_*: the same events held as objects in an array',
+        'window_*: held in LocalStreams (100 channels), the JSON in one off-heap byte ring; objects_*: the same events held as objects in an array',
         'full_gc_ms: median of 5 forced full GCs with everything held; window_publish_us: publish cost per event (JSON + Buffer + entry), building the event included',
       ],
     };

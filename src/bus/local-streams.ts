@@ -16,37 +16,36 @@
  * because the old offsets are forgotten and must not be reused under the same epoch. Keeping an
  * empty log that long is what lets a position from `head` (`<epoch>-<lastOffset>`, `<epoch>-0`
  * for a channel never published to) resume a channel whose follower left while it was silent.
- * Events are held as their JSON text in a Buffer, outside the JS heap, packed once per event
- * object however many channels it goes to (a DIRECT or GROUP message goes to every member's own
- * channel). Held as objects, a full window (64 MiB by default) is hundreds of thousands of small
- * objects that every major GC marks and that were promoted through the young generation first;
- * packed, an entry is three small objects and the bytes sit off-heap (measured: ~4x less heap per
- * held event and ~3x shorter full GCs with 100,000 events held; docs/benchmarks.md). Listeners
- * still get the published object itself; `readSince` answers copies parsed from the JSON, as
- * the Redis driver does, so events must be JSON values (every event of the chat bus is).
+ * Events are held as their JSON in one byte ring per bus (off the JS heap; it starts at 1 MiB
+ * and doubles up to `maxTotalBytes`, then wraps), and each held entry is only numbers in arrays
+ * (when, where, how long): publishing allocates no object that the window keeps. An event
+ * published to several channels right after another (a GROUP message to each member's channel)
+ * is written once and shared. Bytes about to be overwritten evict the entries that hold them,
+ * oldest first, so a quiet channel's old event goes when the ring comes round even if no other
+ * bound took it. Why: held as objects, a full window was hundreds of thousands of small objects,
+ * promoted through the young generation and marked by every major GC (measured with 100,000
+ * events held: 62 heap bytes per event instead of 739, a full GC of 5 ms instead of 68 ms;
+ * `npm run bench -- bus-window`). Listeners still get the published object itself; `readSince`
+ * answers copies parsed from the JSON, as the Redis driver does, so events must be JSON values
+ * and must not change after they were published.
  * Epochs come from one process-wide counter that never falls behind the clock in microseconds:
  * unique within the process (across bus instances too), and above every epoch of an earlier run
  * unless that run created more than one channel log per microsecond on average.
  */
 import type { BusEntry, Listener, ReadSinceResult } from './types.ts';
 
-interface Entry<E> {
-  offset: number;
-  at: number;
-  size: number;
-  /** The event's JSON, UTF-8. */
-  packed: Buffer;
-  /** Set when the entry left its log; the global FIFO skips such entries. */
-  evicted: boolean;
-}
-
 interface ChannelLog<E> {
   readonly channel: string;
   readonly epoch: number;
   lastOffset: number;
   evictedThrough: number;
-  /** Held entries, oldest first, from index `head`. */
-  entries: Entry<E>[];
+  /**
+   * Held entries, oldest first from index `head` (offset = evictedThrough + 1 + index - head), as
+   * numbers only: when published (`ats`), and where the JSON sits in the byte ring.
+   */
+  ats: number[];
+  starts: number[];
+  lens: number[];
   head: number;
   listeners: Set<Listener<E>>;
   /** When it was last published to, asked its head, or left by a listener (the injected clock). */
@@ -62,8 +61,11 @@ export interface LocalStreamsOptions {
 }
 
 const ID = /^(\d{1,16})-(\d{1,16})$/;
-/** Bytes charged per entry on top of the event's JSON: the entry, its Buffer and FIFO slot (measured ~250). */
-const ENTRY_OVERHEAD = 256;
+/** Bytes charged per entry on top of the event's JSON: its numbers in the log and the FIFO (measured ~50). */
+const ENTRY_OVERHEAD = 64;
+/** The ring starts this small and doubles up to the byte bound (or MAX_RING). */
+const FIRST_RING = 1 << 20;
+const MAX_RING = 2 ** 31 - 1;
 
 let lastEpoch = 0;
 function nextEpoch(): number {
@@ -73,12 +75,23 @@ function nextEpoch(): number {
 
 export class LocalStreams<E> {
   private readonly logs = new Map<string, ChannelLog<E>>();
-  /** Every entry in publish order across channels; evicted ones are skipped and compacted away. */
-  private fifo: Array<{ log: ChannelLog<E>; entry: Entry<E> }> = [];
+  /**
+   * Every entry in publish order across channels (log, offset, ring position), evicted ones
+   * skipped and compacted away; parallel arrays, so an entry allocates no object.
+   */
+  private fifoLogs: ChannelLog<E>[] = [];
+  private fifoOffsets: number[] = [];
+  private fifoStarts: number[] = [];
   private fifoHead = 0;
   private held = 0;
   private bytes = 0;
-  private readonly packs = new WeakMap<object, Buffer>();
+  /** The JSON of held events, written in publish order and wrapping around (allocated on first use). */
+  private ring: Buffer | null = null;
+  private writeAt = 0;
+  /** The last event written: published to its next channel right after, it shares the bytes. */
+  private lastEvent: unknown = undefined;
+  private lastStart = 0;
+  private lastLen = 0;
 
   constructor(private readonly o: LocalStreamsOptions) {}
 
@@ -87,15 +100,26 @@ export class LocalStreams<E> {
     const now = this.o.now();
     log.touched = now;
     this.expire(log, now);
-    const packed = this.pack(event);
-    const entry: Entry<E> = { offset: (log.lastOffset += 1), at: now, size: ENTRY_OVERHEAD + packed.length, packed, evicted: false };
-    log.entries.push(entry);
-    this.fifo.push({ log, entry });
-    this.held += 1;
-    this.bytes += entry.size;
-    if (log.entries.length - log.head > this.o.maxEventsPerChannel) this.evictHead(log);
-    while (this.bytes > this.o.maxTotalBytes && this.evictOldest());
-    const id = `${log.epoch}-${entry.offset}`;
+    const offset = (log.lastOffset += 1);
+    const [start, len] = this.pack(event);
+    if (start < 0) {
+      // Larger than the whole window: it is published, but nothing after it can resume past it.
+      this.dropAll(log);
+      log.evictedThrough = offset;
+      log.head = log.ats.length;
+    } else {
+      log.ats.push(now);
+      log.starts.push(start);
+      log.lens.push(len);
+      this.fifoLogs.push(log);
+      this.fifoOffsets.push(offset);
+      this.fifoStarts.push(start);
+      this.held += 1;
+      this.bytes += ENTRY_OVERHEAD + len;
+      if (log.ats.length - log.head > this.o.maxEventsPerChannel) this.evictHead(log);
+      while (this.bytes > this.o.maxTotalBytes && this.evictOldest());
+    }
+    const id = `${log.epoch}-${offset}`;
     if (log.listeners.size > 0) {
       const delivered: BusEntry<E> = { id, channel, event };
       // A copy: a listener may unsubscribe (itself or another) while we iterate.
@@ -136,9 +160,11 @@ export class LocalStreams<E> {
     if (offset > log.lastOffset || offset < log.evictedThrough) return { reset: true };
     const events: BusEntry<E>[] = [];
     // Entries are dense: the one after `offset` sits at a known index.
-    for (let i = log.head + (offset - log.evictedThrough); i < log.entries.length; i += 1) {
-      const entry = log.entries[i]!;
-      events.push({ id: `${log.epoch}-${entry.offset}`, channel, event: JSON.parse(entry.packed.toString('utf8')) as E });
+    const ring = this.ring;
+    for (let i = log.head + (offset - log.evictedThrough); i < log.ats.length && ring !== null; i += 1) {
+      const start = log.starts[i]!;
+      const at = log.evictedThrough + 1 + i - log.head;
+      events.push({ id: `${log.epoch}-${at}`, channel, event: JSON.parse(ring.toString('utf8', start, start + log.lens[i]!)) as E });
     }
     return { reset: false, events };
   }
@@ -148,16 +174,20 @@ export class LocalStreams<E> {
     const now = this.o.now();
     for (const log of this.logs.values()) {
       this.expire(log, now);
-      if (log.listeners.size === 0 && log.head === log.entries.length && now - log.touched >= this.o.maxAgeMs) this.logs.delete(log.channel);
+      if (log.listeners.size === 0 && log.head === log.ats.length && now - log.touched >= this.o.maxAgeMs) this.logs.delete(log.channel);
     }
   }
 
   clear(): void {
     this.logs.clear();
-    this.fifo = [];
+    this.fifoLogs = [];
+    this.fifoOffsets = [];
+    this.fifoStarts = [];
     this.fifoHead = 0;
     this.held = 0;
     this.bytes = 0;
+    this.writeAt = 0;
+    this.lastEvent = undefined;
   }
 
   /** Held events and bytes, and logs: for tests and metrics. */
@@ -166,34 +196,80 @@ export class LocalStreams<E> {
   }
 
   private open(channel: string): ChannelLog<E> {
-    const log: ChannelLog<E> = { channel, epoch: nextEpoch(), lastOffset: 0, evictedThrough: 0, entries: [], head: 0, listeners: new Set(), touched: this.o.now() };
+    const log: ChannelLog<E> = { channel, epoch: nextEpoch(), lastOffset: 0, evictedThrough: 0, ats: [], starts: [], lens: [], head: 0, listeners: new Set(), touched: this.o.now() };
     this.logs.set(channel, log);
     return log;
   }
 
-  /** The event's JSON as bytes: made once per event object (one event often goes to several channels). */
-  private pack(event: E): Buffer {
-    if (typeof event !== 'object' || event === null) return Buffer.from(JSON.stringify(event) ?? 'null');
-    let packed = this.packs.get(event);
-    if (packed === undefined) this.packs.set(event, (packed = Buffer.from(JSON.stringify(event))));
-    return packed;
+  /**
+   * Writes the event's JSON into the ring and answers where: [start, length], or [-1, 0] when it
+   * is larger than the ring. The same event published again right away (its next channel) shares
+   * the bytes. Before bytes are overwritten, the entries holding them are evicted.
+   */
+  private pack(event: E): [number, number] {
+    if (event === this.lastEvent && typeof event === 'object' && event !== null) return [this.lastStart, this.lastLen];
+    const json = JSON.stringify(event) ?? 'null';
+    const len = Buffer.byteLength(json);
+    const size = Math.min(this.o.maxTotalBytes, MAX_RING);
+    if (len + ENTRY_OVERHEAD > size) return [-1, 0];
+    this.ring ??= Buffer.allocUnsafeSlow(Math.min(size, FIRST_RING));
+    if (this.writeAt + len > this.ring.length && this.ring.length < size) {
+      // Not wrapped yet (the ring wraps only at full size): grow, the bytes keep their positions.
+      const grown = Buffer.allocUnsafeSlow(Math.min(size, Math.max(this.ring.length * 2, this.writeAt + len)));
+      this.ring.copy(grown, 0, 0, this.writeAt);
+      this.ring = grown;
+    }
+    if (this.writeAt + len > size) {
+      // Wrap: what sits between here and the end is the oldest of all; it goes first.
+      this.evictRing(this.writeAt, size);
+      this.writeAt = 0;
+    }
+    const start = this.writeAt;
+    this.evictRing(start, start + len);
+    this.ring.write(json, start, len, 'utf8');
+    this.writeAt = start + len;
+    this.lastEvent = event;
+    this.lastStart = start;
+    this.lastLen = len;
+    return [start, len];
+  }
+
+  /** Evicts the oldest entries whose bytes start in [from, to): they are about to be overwritten. */
+  private evictRing(from: number, to: number): void {
+    while (this.fifoHead < this.fifoLogs.length) {
+      const i = this.fifoHead;
+      const log = this.fifoLogs[i]!;
+      if (this.fifoOffsets[i]! <= log.evictedThrough) {
+        this.fifoHead += 1; // already gone (count, age)
+        continue;
+      }
+      const start = this.fifoStarts[i]!;
+      if (start < from || start >= to) return;
+      this.fifoHead += 1;
+      this.evictHead(log); // the oldest held entry of all is the oldest of its log
+    }
   }
 
   private expire(log: ChannelLog<E>, now: number): void {
     const limit = now - this.o.maxAgeMs;
-    while (log.head < log.entries.length && log.entries[log.head]!.at < limit) this.evictHead(log);
+    while (log.head < log.ats.length && log.ats[log.head]! < limit) this.evictHead(log);
+  }
+
+  /** Drops every entry `log` holds (an event too large for the window makes them unresumable). */
+  private dropAll(log: ChannelLog<E>): void {
+    while (log.head < log.ats.length) this.evictHead(log);
   }
 
   private evictHead(log: ChannelLog<E>): void {
-    const entry = log.entries[log.head]!;
-    entry.evicted = true;
-    log.evictedThrough = entry.offset;
-    log.head += 1;
+    log.evictedThrough += 1;
     this.held -= 1;
-    this.bytes -= entry.size;
-    // Amortized O(1): shift the array only once half of it is dead.
-    if (log.head > 32 && log.head * 2 > log.entries.length) {
-      log.entries = log.entries.slice(log.head);
+    this.bytes -= ENTRY_OVERHEAD + log.lens[log.head]!;
+    log.head += 1;
+    // Amortized O(1): shift the arrays only once half of them is dead.
+    if (log.head > 32 && log.head * 2 > log.ats.length) {
+      log.ats = log.ats.slice(log.head);
+      log.starts = log.starts.slice(log.head);
+      log.lens = log.lens.slice(log.head);
       log.head = 0;
     }
     this.compactFifo();
@@ -201,10 +277,11 @@ export class LocalStreams<E> {
 
   /** Evicts the globally oldest held entry; false when nothing is held. */
   private evictOldest(): boolean {
-    while (this.fifoHead < this.fifo.length) {
-      const { log, entry } = this.fifo[this.fifoHead]!;
+    while (this.fifoHead < this.fifoLogs.length) {
+      const i = this.fifoHead;
+      const log = this.fifoLogs[i]!;
       this.fifoHead += 1;
-      if (!entry.evicted) {
+      if (this.fifoOffsets[i]! > log.evictedThrough) {
         // The oldest held entry of all is necessarily the oldest of its own log.
         this.evictHead(log);
         return true;
@@ -215,9 +292,21 @@ export class LocalStreams<E> {
 
   /** Keeps the FIFO proportional to what is held, however entries left (count, age, bytes). */
   private compactFifo(): void {
-    const slots = this.fifo.length - this.fifoHead;
+    const slots = this.fifoLogs.length - this.fifoHead;
     if (slots < 1024 || slots < this.held * 2) return;
-    this.fifo = this.fifo.slice(this.fifoHead).filter((slot) => !slot.entry.evicted);
+    const logs: ChannelLog<E>[] = [];
+    const offsets: number[] = [];
+    const starts: number[] = [];
+    for (let i = this.fifoHead; i < this.fifoLogs.length; i += 1) {
+      const log = this.fifoLogs[i]!;
+      if (this.fifoOffsets[i]! <= log.evictedThrough) continue;
+      logs.push(log);
+      offsets.push(this.fifoOffsets[i]!);
+      starts.push(this.fifoStarts[i]!);
+    }
+    this.fifoLogs = logs;
+    this.fifoOffsets = offsets;
+    this.fifoStarts = starts;
     this.fifoHead = 0;
   }
 }

@@ -26,14 +26,14 @@ async function closing<B extends Bus<TestEvent, string>>(bus: B, body: (bus: B) 
 
 describe('local bus', () => {
   it('keeps total bytes under the bound by evicting the oldest events of any channel', async () => {
-    // Each event is charged 256 + 7 bytes ({"n":1}); a 2500-byte bound holds 9 of them.
-    await closing(local({ maxTotalBytes: 2500 }), async (bus) => {
+    // Each event is charged 64 + 7 bytes ({"n":1}); a 700-byte bound holds 9 of them.
+    await closing(local({ maxTotalBytes: 700 }), async (bus) => {
       const a = [await bus.publish('a', { n: 1 }), await bus.publish('a', { n: 2 })];
       const b: string[] = [];
       for (let n = 1; n <= 9; n += 1) b.push(await bus.publish('b', { n }));
       // 11 published, 9 fit: a1 and a2, the oldest of all, went first.
       assert.equal(bus.stats().events, 9);
-      assert.ok(bus.stats().bytes <= 2500);
+      assert.ok(bus.stats().bytes <= 700);
       assert.deepEqual(await bus.readSince('a', a[0]!), { reset: true }, 'a2 was lost');
       assert.deepEqual(await bus.readSince('a', a[1]!), { reset: false, events: [] }, 'nothing after a2 was lost');
       const fromB1 = await bus.readSince('b', b[0]!);
@@ -56,7 +56,85 @@ describe('local bus', () => {
       assert.deepEqual(replay.events[0]!.event, event, 'readSince answers an equal event');
       assert.notEqual(replay.events[0]!.event, event, '... parsed from the held JSON, not the object');
       const json = Buffer.byteLength(JSON.stringify(event));
-      assert.equal(bus.stats().bytes, 2 * (256 + json), 'each entry charged its JSON bytes and the entry overhead');
+      assert.equal(bus.stats().bytes, 2 * (64 + json), 'each entry charged its JSON bytes and the entry overhead');
+    });
+  });
+
+  // 3 per channel: the ring's space is what evicts (dead bytes of busy channels wrap onto a quiet
+  // channel's event); 12: the byte bound is what evicts.
+  for (const perChannel of [3, 12]) it(`a small window that wraps many times answers only exact events or a reset (randomized against a model, ${perChannel} per channel)`, async () => {
+    let seed = 7;
+    const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    await closing(local({ maxTotalBytes: 3000, window: { maxEventsPerChannel: perChannel } }), async (bus) => {
+      const model = new Map<string, Array<{ id: string; event: TestEvent }>>();
+      // A quiet channel: its one event stays held by every bound but the ring's own space.
+      const quietHead = await bus.head('quiet');
+      const quiet = { n: -1, pad: 'q'.repeat(50) } as unknown as TestEvent;
+      const quietId = await bus.publish('quiet', quiet);
+      for (let k = 0; k < 1500; k += 1) {
+        const event = { n: k, pad: 'x'.repeat(rand(200)) } as unknown as TestEvent;
+        // Sometimes one event goes to several channels, as a GROUP message does.
+        const channels = rand(4) === 0 ? ['a', 'b', 'c'] : [['a', 'b', 'c', 'd'][rand(4)]!];
+        for (const ch of channels) {
+          const id = await bus.publish(ch, event);
+          model.set(ch, [...(model.get(ch) ?? []), { id, event }]);
+        }
+        if (k % 25 !== 0) continue;
+        for (const [ch, published] of model) {
+          for (const from of [published.length - 1, published.length - 3, published.length - 15, 0]) {
+            if (from < 0) continue;
+            const r = await bus.readSince(ch, published[from]!.id);
+            if (r.reset) continue;
+            assert.deepEqual(r.events.map((e) => ({ id: e.id, event: e.event })), published.slice(from + 1), `${ch} after #${from}`);
+          }
+          const last = published[published.length - 1]!;
+          assert.deepEqual(await bus.readSince(ch, last.id), { reset: false, events: [] }, 'the newest id always resumes');
+        }
+      }
+      const q = await bus.readSince('quiet', quietHead);
+      assert.ok(q.reset || (q.events.length === 1 && q.events[0]!.id === quietId && JSON.stringify(q.events[0]!.event) === JSON.stringify(quiet)), 'the quiet channel answers its event intact or a reset');
+      assert.ok(bus.stats().bytes <= 3000);
+    });
+  });
+
+  it('the byte ring grows to the bound without losing what it holds, then wraps', async () => {
+    await closing(local({ maxTotalBytes: 4 * 1024 * 1024, window: { maxEventsPerChannel: 100_000 } }), async (bus) => {
+      const head = await bus.head('a');
+      const published: Array<{ id: string; event: TestEvent }> = [];
+      // ~3 MiB: the ring starts at 1 MiB and doubles twice.
+      for (let n = 0; n < 3000; n += 1) {
+        const event = { n, pad: String(n).repeat(1000 / String(n).length) } as unknown as TestEvent;
+        published.push({ id: await bus.publish('a', event), event });
+      }
+      const all = await bus.readSince('a', head);
+      assert.ok(!all.reset);
+      assert.deepEqual(all.events.map((e) => ({ id: e.id, event: e.event })), published);
+      // ~3 MiB more: the ring wraps; the oldest go, the newest are intact.
+      for (let n = 3000; n < 6000; n += 1) {
+        const event = { n, pad: String(n).repeat(1000 / String(n).length) } as unknown as TestEvent;
+        published.push({ id: await bus.publish('a', event), event });
+      }
+      assert.deepEqual(await bus.readSince('a', head), { reset: true });
+      const from = published.length - 2000;
+      const tail = await bus.readSince('a', published[from]!.id);
+      assert.ok(!tail.reset);
+      assert.deepEqual(tail.events.map((e) => ({ id: e.id, event: e.event })), published.slice(from + 1));
+    });
+  });
+
+  it('an event larger than the whole window is delivered live, and nothing resumes across it', async () => {
+    await closing(local({ maxTotalBytes: 500 }), async (bus) => {
+      const seen: unknown[] = [];
+      bus.subscribe('a', (e) => seen.push(e.event));
+      const first = await bus.publish('a', { n: 1 });
+      const big = { n: 2, pad: 'y'.repeat(1000) } as unknown as TestEvent;
+      const bigId = await bus.publish('a', big);
+      const third = await bus.publish('a', { n: 3 });
+      assert.deepEqual(seen.map((e) => (e as TestEvent).n), [1, 2, 3]);
+      assert.deepEqual(await bus.readSince('a', first), { reset: true }, 'the big event cannot be replayed');
+      const after = await bus.readSince('a', bigId);
+      assert.ok(!after.reset);
+      assert.deepEqual(after.events.map((e) => e.id), [third]);
     });
   });
 
