@@ -119,6 +119,7 @@ export class LocalStreams<E> {
       if (log.ats.length - log.head > this.o.maxEventsPerChannel) this.evictHead(log);
       while (this.bytes > this.o.maxTotalBytes && this.evictOldest());
     }
+    this.compactFifo(); // the evictions above may only have moved the FIFO's head
     const id = `${log.epoch}-${offset}`;
     if (log.listeners.size > 0) {
       const delivered: BusEntry<E> = { id, channel, event };
@@ -286,10 +287,16 @@ export class LocalStreams<E> {
     return true;
   }
 
-  /** Keeps the FIFO proportional to what is held, however entries left (count, age, bytes). */
+  /**
+   * Keeps the FIFO proportional to what is held, however entries left (count, age, bytes): it is
+   * rebuilt when its live part is mostly dead, and when the consumed prefix is most of it (the
+   * prefix left alone grew without bound: 24 bytes per publish forever, and copies of ever
+   * larger arrays that were most of what the send path promoted to the old generation).
+   */
   private compactFifo(): void {
     const slots = this.fifoLogs.length - this.fifoHead;
-    if (slots < 1024 || slots < this.held * 2) return;
+    const consumed = this.fifoHead >= 1024 && this.fifoHead >= slots;
+    if (!consumed && (slots < 1024 || slots < this.held * 2)) return;
     const logs: ChannelLog<E>[] = [];
     const offsets: number[] = [];
     const starts: number[] = [];

@@ -122,6 +122,17 @@ describe('local bus', () => {
     });
   });
 
+  it('its bookkeeping stays proportional to what it holds, however long it runs', async () => {
+    // Evictions by the ring and the byte bound move the FIFO's head; the consumed part must go too.
+    for (const window of [{ maxEventsPerChannel: 1 }, { maxEventsPerChannel: 1000 }]) {
+      await closing(local({ maxTotalBytes: 20_000, window }), async (bus) => {
+        for (let n = 0; n < 50_000; n += 1) await bus.publish(`u${n % 5}`, { n, pad: 'z'.repeat(40) } as unknown as TestEvent);
+        const fifo = (bus as unknown as { streams: { fifoLogs: unknown[] } }).streams.fifoLogs;
+        assert.ok(fifo.length < 5000, `FIFO of ${fifo.length} entries for ${bus.stats().events} held`);
+      });
+    }
+  });
+
   it('an event larger than the whole window is delivered live, and nothing resumes across it', async () => {
     await closing(local({ maxTotalBytes: 500 }), async (bus) => {
       const seen: unknown[] = [];
