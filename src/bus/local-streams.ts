@@ -17,14 +17,15 @@
  * empty log that long is what lets a position from `head` (`<epoch>-<lastOffset>`, `<epoch>-0`
  * for a channel never published to) resume a channel whose follower left while it was silent.
  * Events are held as their JSON in one byte ring per bus (off the JS heap; it starts at 1 MiB
- * and doubles up to `maxTotalBytes`, then wraps), and each held entry is only numbers in arrays
- * (when, where, how long): publishing allocates no object that the window keeps. An event
+ * and doubles up to `maxTotalBytes`, then wraps), and each held entry is three numbers in its
+ * channel's circular buffer and three in the FIFO's (typed arrays that only ever double):
+ * publishing allocates nothing that the window keeps. An event
  * published to several channels right after another (a GROUP message to each member's channel)
  * is written once and shared. Bytes about to be overwritten evict the entries that hold them,
  * oldest first, so a quiet channel's old event goes when the ring comes round even if no other
  * bound took it. Why: held as objects, a full window was hundreds of thousands of small objects,
  * promoted through the young generation and marked by every major GC (measured with 100,000
- * events held: 62 heap bytes per event instead of 739, a full GC of 5 ms instead of 68 ms;
+ * events held: 3 heap bytes per event instead of 739, a full GC of 3.8 ms instead of 68 ms;
  * `npm run bench -- bus-window`). Listeners still get the published object itself; `readSince`
  * answers copies parsed from the JSON, as the Redis driver does, so events must be JSON values
  * and must not change after they were published.
@@ -33,24 +34,6 @@
  * unless that run created more than one channel log per microsecond on average.
  */
 import type { BusEntry, Listener, ReadSinceResult } from './types.ts';
-
-interface ChannelLog<E> {
-  readonly channel: string;
-  readonly epoch: number;
-  lastOffset: number;
-  evictedThrough: number;
-  /**
-   * Held entries, oldest first from index `head` (offset = evictedThrough + 1 + index - head), as
-   * numbers only: when published (`ats`), and where the JSON sits in the byte ring.
-   */
-  ats: number[];
-  starts: number[];
-  lens: number[];
-  head: number;
-  listeners: Set<Listener<E>>;
-  /** When it was last published to, asked its head, or left by a listener (the injected clock). */
-  touched: number;
-}
 
 export interface LocalStreamsOptions {
   maxEventsPerChannel: number;
@@ -61,7 +44,7 @@ export interface LocalStreamsOptions {
 }
 
 const ID = /^(\d{1,16})-(\d{1,16})$/;
-/** Bytes charged per entry on top of the event's JSON: its numbers in the log and the FIFO (measured ~60). */
+/** Bytes charged per entry on top of the event's JSON: six float64s in the channel's records and the FIFO, with slack. */
 const ENTRY_OVERHEAD = 64;
 /** The ring starts this small and doubles up to the byte bound (or MAX_RING). */
 const FIRST_RING = 1 << 20;
@@ -73,16 +56,95 @@ function nextEpoch(): number {
   return lastEpoch;
 }
 
+/**
+ * Records of a few numbers in one Float64Array used as a circular buffer: push at the tail,
+ * drop at the head, read by position from the head. It grows by doubling and never shrinks, so
+ * in a steady state nothing is allocated (arrays rebuilt by `slice` every few hundred ms were
+ * promoted out of the young generation and made most of what the send path still promoted).
+ */
+class Records {
+  private buf: Float64Array;
+  private mask: number;
+  private first = 0;
+  length = 0;
+
+  constructor(private readonly width: number) {
+    this.buf = new Float64Array(8 * width);
+    this.mask = 7;
+  }
+
+  push(a: number, b: number, c: number): void {
+    if (this.length > this.mask) this.grow();
+    const i = ((this.first + this.length) & this.mask) * this.width;
+    this.buf[i] = a;
+    this.buf[i + 1] = b;
+    this.buf[i + 2] = c;
+    this.length += 1;
+  }
+
+  /** Field `field` of the record `k` places after the head. */
+  get(k: number, field: number): number {
+    return this.buf[((this.first + k) & this.mask) * this.width + field]!;
+  }
+
+  shift(): void {
+    this.first = (this.first + 1) & this.mask;
+    this.length -= 1;
+  }
+
+  /** Keeps, in order, the records `keep` says yes to; in place. */
+  filter(keep: (a: number, b: number, c: number) => boolean): void {
+    let kept = 0;
+    for (let k = 0; k < this.length; k += 1) {
+      const a = this.get(k, 0), b = this.get(k, 1), c = this.get(k, 2);
+      if (!keep(a, b, c)) continue;
+      const i = ((this.first + kept) & this.mask) * this.width;
+      this.buf[i] = a;
+      this.buf[i + 1] = b;
+      this.buf[i + 2] = c;
+      kept += 1;
+    }
+    this.length = kept;
+  }
+
+  private grow(): void {
+    const cap = (this.mask + 1) * 2;
+    const next = new Float64Array(cap * this.width);
+    for (let k = 0; k < this.length; k += 1) for (let f = 0; f < this.width; f += 1) next[k * this.width + f] = this.get(k, f);
+    this.buf = next;
+    this.mask = cap - 1;
+    this.first = 0;
+  }
+}
+
+/** Fields of a channel's records: when published, where the JSON sits in the ring, its length. */
+const AT = 0;
+const START = 1;
+const LEN = 2;
+/** Fields of the FIFO's records: the log's id, the entry's offset, where its JSON sits. */
+const LOG = 0;
+const OFFSET = 1;
+const AT_RING = 2;
+
+interface ChannelLog<E> {
+  readonly id: number;
+  readonly channel: string;
+  readonly epoch: number;
+  lastOffset: number;
+  evictedThrough: number;
+  /** Held entries, oldest first: the first has offset evictedThrough + 1 (offsets are dense). */
+  entries: Records;
+  listeners: Set<Listener<E>>;
+  /** When it was last published to, asked its head, or left by a listener (the injected clock). */
+  touched: number;
+}
+
 export class LocalStreams<E> {
   private readonly logs = new Map<string, ChannelLog<E>>();
-  /**
-   * Every entry in publish order across channels (log, offset, ring position), evicted ones
-   * skipped and compacted away; parallel arrays, so an entry allocates no object.
-   */
-  private fifoLogs: ChannelLog<E>[] = [];
-  private fifoOffsets: number[] = [];
-  private fifoStarts: number[] = [];
-  private fifoHead = 0;
+  private readonly logsById = new Map<number, ChannelLog<E>>();
+  private nextLogId = 1;
+  /** Every entry in publish order across channels (log id, offset, ring position); dead ones are skipped and filtered out. */
+  private readonly fifo = new Records(3);
   private held = 0;
   private bytes = 0;
   /** The JSON of held events, written in publish order and wrapping around (allocated on first use). */
@@ -106,17 +168,12 @@ export class LocalStreams<E> {
       // Larger than the whole window: it is published, but nothing after it can resume past it.
       this.dropAll(log);
       log.evictedThrough = offset;
-      log.head = log.ats.length;
     } else {
-      log.ats.push(now);
-      log.starts.push(start);
-      log.lens.push(len);
-      this.fifoLogs.push(log);
-      this.fifoOffsets.push(offset);
-      this.fifoStarts.push(start);
+      log.entries.push(now, start, len);
+      this.fifo.push(log.id, offset, start);
       this.held += 1;
       this.bytes += ENTRY_OVERHEAD + len;
-      if (log.ats.length - log.head > this.o.maxEventsPerChannel) this.evictHead(log);
+      if (log.entries.length > this.o.maxEventsPerChannel) this.evictHead(log);
       while (this.bytes > this.o.maxTotalBytes && this.evictOldest());
     }
     this.compactFifo(); // the evictions above may only have moved the FIFO's head
@@ -162,10 +219,9 @@ export class LocalStreams<E> {
     const events: BusEntry<E>[] = [];
     // Entries are dense: the one after `offset` sits at a known index.
     const ring = this.ring;
-    for (let i = log.head + (offset - log.evictedThrough); i < log.ats.length && ring !== null; i += 1) {
-      const start = log.starts[i]!;
-      const at = log.evictedThrough + 1 + i - log.head;
-      events.push({ id: `${log.epoch}-${at}`, channel, event: JSON.parse(ring.toString('utf8', start, start + log.lens[i]!)) as E });
+    for (let k = offset - log.evictedThrough; k < log.entries.length && ring !== null; k += 1) {
+      const start = log.entries.get(k, START);
+      events.push({ id: `${log.epoch}-${log.evictedThrough + 1 + k}`, channel, event: JSON.parse(ring.toString('utf8', start, start + log.entries.get(k, LEN))) as E });
     }
     return { reset: false, events };
   }
@@ -175,16 +231,14 @@ export class LocalStreams<E> {
     const now = this.o.now();
     for (const log of this.logs.values()) {
       this.expire(log, now);
-      if (log.listeners.size === 0 && log.head === log.ats.length && now - log.touched >= this.o.maxAgeMs) this.logs.delete(log.channel);
+      if (log.listeners.size === 0 && log.entries.length === 0 && now - log.touched >= this.o.maxAgeMs) this.drop(log);
     }
   }
 
   clear(): void {
     this.logs.clear();
-    this.fifoLogs = [];
-    this.fifoOffsets = [];
-    this.fifoStarts = [];
-    this.fifoHead = 0;
+    this.logsById.clear();
+    this.fifo.filter(() => false);
     this.held = 0;
     this.bytes = 0;
     this.writeAt = 0;
@@ -197,9 +251,15 @@ export class LocalStreams<E> {
   }
 
   private open(channel: string): ChannelLog<E> {
-    const log: ChannelLog<E> = { channel, epoch: nextEpoch(), lastOffset: 0, evictedThrough: 0, ats: [], starts: [], lens: [], head: 0, listeners: new Set(), touched: this.o.now() };
+    const log: ChannelLog<E> = { id: this.nextLogId++, channel, epoch: nextEpoch(), lastOffset: 0, evictedThrough: 0, entries: new Records(3), listeners: new Set(), touched: this.o.now() };
     this.logs.set(channel, log);
+    this.logsById.set(log.id, log);
     return log;
+  }
+
+  private drop(log: ChannelLog<E>): void {
+    this.logs.delete(log.channel);
+    this.logsById.delete(log.id);
   }
 
   /**
@@ -237,79 +297,56 @@ export class LocalStreams<E> {
 
   /** Evicts the oldest entries whose bytes start in [from, to): they are about to be overwritten. */
   private evictRing(from: number, to: number): void {
-    for (let i = this.oldestHeld(); i >= 0 && this.fifoStarts[i]! >= from && this.fifoStarts[i]! < to; i = this.oldestHeld()) {
-      this.fifoHead += 1;
-      this.evictHead(this.fifoLogs[i]!); // the oldest held entry of all is the oldest of its log
+    for (let log = this.oldestHeld(); log !== null; log = this.oldestHeld()) {
+      const start = this.fifo.get(0, AT_RING);
+      if (start < from || start >= to) return;
+      this.fifo.shift();
+      this.evictHead(log); // the oldest held entry of all is the oldest of its log
     }
   }
 
-  /** The FIFO index of the oldest held entry (entries gone by count or age are skipped), or -1. */
-  private oldestHeld(): number {
-    while (this.fifoHead < this.fifoLogs.length) {
-      const i = this.fifoHead;
-      if (this.fifoOffsets[i]! > this.fifoLogs[i]!.evictedThrough) return i;
-      this.fifoHead += 1;
+  /** The log of the FIFO's first record once dead records (count, age, dropped logs) are gone, or null. */
+  private oldestHeld(): ChannelLog<E> | null {
+    while (this.fifo.length > 0) {
+      const log = this.logsById.get(this.fifo.get(0, LOG));
+      if (log !== undefined && this.fifo.get(0, OFFSET) > log.evictedThrough) return log;
+      this.fifo.shift();
     }
-    return -1;
+    return null;
   }
 
   private expire(log: ChannelLog<E>, now: number): void {
     const limit = now - this.o.maxAgeMs;
-    while (log.head < log.ats.length && log.ats[log.head]! < limit) this.evictHead(log);
+    while (log.entries.length > 0 && log.entries.get(0, AT) < limit) this.evictHead(log);
   }
 
   /** Drops every entry `log` holds (an event too large for the window makes them unresumable). */
   private dropAll(log: ChannelLog<E>): void {
-    while (log.head < log.ats.length) this.evictHead(log);
+    while (log.entries.length > 0) this.evictHead(log);
   }
 
   private evictHead(log: ChannelLog<E>): void {
     log.evictedThrough += 1;
     this.held -= 1;
-    this.bytes -= ENTRY_OVERHEAD + log.lens[log.head]!;
-    log.head += 1;
-    // Amortized O(1): shift the arrays only once half of them is dead.
-    if (log.head > 32 && log.head * 2 > log.ats.length) {
-      log.ats = log.ats.slice(log.head);
-      log.starts = log.starts.slice(log.head);
-      log.lens = log.lens.slice(log.head);
-      log.head = 0;
-    }
-    this.compactFifo();
+    this.bytes -= ENTRY_OVERHEAD + log.entries.get(0, LEN);
+    log.entries.shift();
   }
 
   /** Evicts the globally oldest held entry; false when nothing is held. */
   private evictOldest(): boolean {
-    const i = this.oldestHeld();
-    if (i < 0) return false;
-    this.fifoHead += 1;
-    this.evictHead(this.fifoLogs[i]!);
+    const log = this.oldestHeld();
+    if (log === null) return false;
+    this.fifo.shift();
+    this.evictHead(log);
     return true;
   }
 
-  /**
-   * Keeps the FIFO proportional to what is held, however entries left (count, age, bytes): it is
-   * rebuilt when its live part is mostly dead, and when the consumed prefix is most of it (the
-   * prefix left alone grew without bound: 24 bytes per publish forever, and copies of ever
-   * larger arrays that were most of what the send path promoted to the old generation).
-   */
+  /** Keeps the FIFO proportional to what is held: dead records in its middle (count, age) are filtered out. */
   private compactFifo(): void {
-    const slots = this.fifoLogs.length - this.fifoHead;
-    const consumed = this.fifoHead >= 1024 && this.fifoHead >= slots;
-    if (!consumed && (slots < 1024 || slots < this.held * 2)) return;
-    const logs: ChannelLog<E>[] = [];
-    const offsets: number[] = [];
-    const starts: number[] = [];
-    for (let i = this.fifoHead; i < this.fifoLogs.length; i += 1) {
-      const log = this.fifoLogs[i]!;
-      if (this.fifoOffsets[i]! <= log.evictedThrough) continue;
-      logs.push(log);
-      offsets.push(this.fifoOffsets[i]!);
-      starts.push(this.fifoStarts[i]!);
-    }
-    this.fifoLogs = logs;
-    this.fifoOffsets = offsets;
-    this.fifoStarts = starts;
-    this.fifoHead = 0;
+    if (this.fifo.length < 1024 || this.fifo.length < this.held * 2) return;
+    this.fifo.filter((id, offset) => {
+      const log = this.logsById.get(id);
+      return log !== undefined && offset > log.evictedThrough;
+    });
   }
 }

@@ -127,7 +127,7 @@ describe('local bus', () => {
     for (const window of [{ maxEventsPerChannel: 1 }, { maxEventsPerChannel: 1000 }]) {
       await closing(local({ maxTotalBytes: 20_000, window }), async (bus) => {
         for (let n = 0; n < 50_000; n += 1) await bus.publish(`u${n % 5}`, { n, pad: 'z'.repeat(40) } as unknown as TestEvent);
-        const fifo = (bus as unknown as { streams: { fifoLogs: unknown[] } }).streams.fifoLogs;
+        const fifo = (bus as unknown as { streams: { fifo: { length: number } } }).streams.fifo;
         assert.ok(fifo.length < 5000, `FIFO of ${fifo.length} entries for ${bus.stats().events} held`);
       });
     }
