@@ -75,10 +75,7 @@ class Records {
 
   push(a: number, b: number, c: number): void {
     if (this.length > this.mask) this.grow();
-    const i = ((this.first + this.length) & this.mask) * this.width;
-    this.buf[i] = a;
-    this.buf[i + 1] = b;
-    this.buf[i + 2] = c;
+    this.put(this.length, a, b, c);
     this.length += 1;
   }
 
@@ -98,13 +95,18 @@ class Records {
     for (let k = 0; k < this.length; k += 1) {
       const a = this.get(k, 0), b = this.get(k, 1), c = this.get(k, 2);
       if (!keep(a, b, c)) continue;
-      const i = ((this.first + kept) & this.mask) * this.width;
-      this.buf[i] = a;
-      this.buf[i + 1] = b;
-      this.buf[i + 2] = c;
+      this.put(kept, a, b, c);
       kept += 1;
     }
     this.length = kept;
+  }
+
+  /** Writes the record `k` places after the head (k <= length). */
+  private put(k: number, a: number, b: number, c: number): void {
+    const i = ((this.first + k) & this.mask) * this.width;
+    this.buf[i] = a;
+    this.buf[i + 1] = b;
+    this.buf[i + 2] = c;
   }
 
   private grow(): void {
