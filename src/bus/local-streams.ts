@@ -62,14 +62,17 @@ function nextEpoch(): number {
  * in a steady state nothing is allocated (arrays rebuilt by `slice` every few hundred ms were
  * promoted out of the young generation and made most of what the send path still promoted).
  */
+/** Numbers per record: every record here has three. */
+const WIDTH = 3;
+
 class Records {
   private buf: Float64Array;
   private mask: number;
   private first = 0;
   length = 0;
 
-  constructor(private readonly width: number) {
-    this.buf = new Float64Array(8 * width);
+  constructor() {
+    this.buf = new Float64Array(8 * WIDTH);
     this.mask = 7;
   }
 
@@ -81,7 +84,7 @@ class Records {
 
   /** Field `field` of the record `k` places after the head. */
   get(k: number, field: number): number {
-    return this.buf[((this.first + k) & this.mask) * this.width + field]!;
+    return this.buf[((this.first + k) & this.mask) * WIDTH + field]!;
   }
 
   shift(): void {
@@ -103,7 +106,7 @@ class Records {
 
   /** Writes the record `k` places after the head (k <= length). */
   private put(k: number, a: number, b: number, c: number): void {
-    const i = ((this.first + k) & this.mask) * this.width;
+    const i = ((this.first + k) & this.mask) * WIDTH;
     this.buf[i] = a;
     this.buf[i + 1] = b;
     this.buf[i + 2] = c;
@@ -111,8 +114,8 @@ class Records {
 
   private grow(): void {
     const cap = (this.mask + 1) * 2;
-    const next = new Float64Array(cap * this.width);
-    for (let k = 0; k < this.length; k += 1) for (let f = 0; f < this.width; f += 1) next[k * this.width + f] = this.get(k, f);
+    const next = new Float64Array(cap * WIDTH);
+    for (let k = 0; k < this.length; k += 1) for (let f = 0; f < WIDTH; f += 1) next[k * WIDTH + f] = this.get(k, f);
     this.buf = next;
     this.mask = cap - 1;
     this.first = 0;
@@ -146,7 +149,7 @@ export class LocalStreams<E> {
   private readonly logsById = new Map<number, ChannelLog<E>>();
   private nextLogId = 1;
   /** Every entry in publish order across channels (log id, offset, ring position); dead ones are skipped and filtered out. */
-  private readonly fifo = new Records(3);
+  private readonly fifo = new Records();
   private held = 0;
   private bytes = 0;
   /** The JSON of held events, written in publish order and wrapping around (allocated on first use). */
@@ -165,7 +168,8 @@ export class LocalStreams<E> {
     log.touched = now;
     this.expire(log, now);
     const offset = (log.lastOffset += 1);
-    const [start, len] = this.pack(event);
+    const start = this.pack(event);
+    const len = this.lastLen;
     if (start < 0) {
       // Larger than the whole window: it is published, but nothing after it can resume past it.
       this.dropAll(log);
@@ -253,7 +257,7 @@ export class LocalStreams<E> {
   }
 
   private open(channel: string): ChannelLog<E> {
-    const log: ChannelLog<E> = { id: this.nextLogId++, channel, epoch: nextEpoch(), lastOffset: 0, evictedThrough: 0, entries: new Records(3), listeners: new Set(), touched: this.o.now() };
+    const log: ChannelLog<E> = { id: this.nextLogId++, channel, epoch: nextEpoch(), lastOffset: 0, evictedThrough: 0, entries: new Records(), listeners: new Set(), touched: this.o.now() };
     this.logs.set(channel, log);
     this.logsById.set(log.id, log);
     return log;
@@ -265,16 +269,17 @@ export class LocalStreams<E> {
   }
 
   /**
-   * Writes the event's JSON into the ring and answers where: [start, length], or [-1, 0] when it
-   * is larger than the ring. The same event published again right away (its next channel) shares
-   * the bytes. Before bytes are overwritten, the entries holding them are evicted.
+   * Writes the event's JSON into the ring and answers where it starts (its length is then
+   * `lastLen`), or -1 when it is larger than the ring. The same event published again right
+   * away (its next channel) shares the bytes. Before bytes are overwritten, the entries holding
+   * them are evicted.
    */
-  private pack(event: E): [number, number] {
-    if (event === this.lastEvent && typeof event === 'object' && event !== null) return [this.lastStart, this.lastLen];
+  private pack(event: E): number {
+    if (event === this.lastEvent && typeof event === 'object' && event !== null) return this.lastStart;
     const json = JSON.stringify(event) ?? 'null';
     const len = Buffer.byteLength(json);
     const size = Math.min(this.o.maxTotalBytes, MAX_RING);
-    if (len + ENTRY_OVERHEAD > size) return [-1, 0];
+    if (len + ENTRY_OVERHEAD > size) return -1;
     this.ring ??= Buffer.allocUnsafeSlow(Math.min(size, FIRST_RING));
     if (this.writeAt + len > this.ring.length && this.ring.length < size) {
       // Not wrapped yet (the ring wraps only at full size): grow, the bytes keep their positions.
@@ -294,7 +299,7 @@ export class LocalStreams<E> {
     this.lastEvent = event;
     this.lastStart = start;
     this.lastLen = len;
-    return [start, len];
+    return start;
   }
 
   /** Evicts the oldest entries whose bytes start in [from, to): they are about to be overwritten. */
