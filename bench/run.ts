@@ -21,6 +21,7 @@ const SCENARIOS: Record<string, () => Promise<Scenario>> = {
   messages: async () => (await import('./messages.ts')).scenario,
   fanout: async () => (await import('./fanout.ts')).scenario,
   'bus-window': async () => (await import('./bus-window.ts')).scenario,
+  floor: async () => (await import('./floor.ts')).scenario,
   cluster: async () => (await import('./cluster.ts')).scenario,
   bare: async () => (await import('./lib/self-check.ts')).scenario,
 };

@@ -1,0 +1,100 @@
+/**
+ * The durable-append floor of the embedded store, run by bench/floor.ts as its own process pinned
+ * to the target CPU: better-sqlite3 alone, no chat code, writing message rows as durably as the
+ * node does (WAL, synchronous=FULL, so every COMMIT is an fsync), in transactions of BATCH rows.
+ *
+ *   node --import tsx bench/floor-store-proc.ts <dir> <seconds> <batch> <shape>
+ *
+ * Shapes:
+ *  - `minimal`: (conversation_id, seq, message_id, body, created_at), clustered on
+ *    (conversation_id, seq), with a unique index on message_id: the least a store of ordered,
+ *    addressable messages writes.
+ *  - `row`: the messages table of schema/sqlite as the node writes it (every column, the same
+ *    CHECKs and indexes), without the conversations row the node also advances per append.
+ *
+ * Rows: 200 conversations in rotation (the messages scenario's), time-ordered text ids, a 200-character body (the messages
+ * scenario's). Prints one JSON line: rows, seconds, CPU microseconds per row (user + system of
+ * this process, fsync included), rows per second.
+ */
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+
+const [dir, secondsArg, batchArg, shape] = process.argv.slice(2);
+const seconds = Number(secondsArg);
+const batch = Number(batchArg);
+if (!dir || !(seconds > 0) || !(batch >= 1) || (shape !== 'minimal' && shape !== 'row')) {
+  process.stderr.write('usage: floor-store-proc.ts <dir> <seconds> <batch> <minimal|row>\n');
+  process.exit(2);
+}
+
+const db = new Database(path.join(dir, `floor-${shape}.db`));
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL');
+db.pragma('cache_size = -65536');
+db.pragma('wal_autocheckpoint = 0');
+
+// Clustered on (conversation_id, seq), the id in one more index: two B-trees, the fewest a store
+// of messages read by position and addressed by id can keep.
+const MINIMAL = `CREATE TABLE messages (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, message_id TEXT NOT NULL,
+  body TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (conversation_id, seq)) STRICT, WITHOUT ROWID;
+  CREATE UNIQUE INDEX messages_by_id ON messages (message_id);`;
+const ROW = `CREATE TABLE messages (
+  message_id TEXT NOT NULL PRIMARY KEY, conversation_id TEXT NOT NULL, tenant_id TEXT NOT NULL, application_id TEXT NOT NULL,
+  seq INTEGER NOT NULL CHECK (seq > 0), sender_user_id TEXT, sender_client_id TEXT, body TEXT NOT NULL,
+  message_type TEXT NOT NULL CHECK (message_type IN ('TEXT', 'SYSTEM', 'FILE')), reply_to_message_id TEXT,
+  attachments TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(attachments)),
+  mentioned_user_ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(mentioned_user_ids)),
+  status TEXT NOT NULL CHECK (status IN ('ACTIVE', 'EDITED', 'DELETED')), edited_at TEXT, deleted_at TEXT,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL) STRICT;
+  CREATE UNIQUE INDEX messages_by_seq ON messages (conversation_id, seq);`;
+db.exec(shape === 'minimal' ? MINIMAL : ROW);
+
+const insert =
+  shape === 'minimal'
+    ? db.prepare<[string, string, number, string, string]>('INSERT INTO messages (message_id, conversation_id, seq, body, created_at) VALUES (?, ?, ?, ?, ?)')
+    : db.prepare<[string, string, number, string, string, string, string]>(`INSERT INTO messages (message_id, conversation_id, tenant_id,
+        application_id, seq, sender_user_id, sender_client_id, body, message_type, reply_to_message_id, attachments, mentioned_user_ids,
+        status, edited_at, deleted_at, created_at, updated_at)
+      VALUES (?, ?, 'acme', 'support', ?, ?, 'acme-support-backend', ?, 'TEXT', NULL, '[]', '[]', 'ACTIVE', NULL, NULL, ?, ?)`);
+const begin = db.prepare('BEGIN IMMEDIATE');
+const commit = db.prepare('COMMIT');
+
+/** Time-ordered ids, as the node's UUIDv7 (src/actors/ids.ts): each insert lands at the right edge of the id index. */
+let idCounter = 0;
+const idPrefix = randomUUID().slice(0, 8);
+function timeOrderedId(): string {
+  idCounter += 1;
+  return `${Date.now().toString(16).padStart(12, '0')}-${idCounter.toString(16).padStart(10, '0')}-${idPrefix}`;
+}
+
+const conversations = Array.from({ length: 200 }, () => randomUUID());
+const seqs = new Array<number>(conversations.length).fill(0);
+const body = 'x'.repeat(200);
+let rows = 0;
+
+function oneBatch(): void {
+  begin.run();
+  const at = new Date().toISOString();
+  for (let i = 0; i < batch; i++) {
+    const c = rows % conversations.length;
+    seqs[c]! += 1;
+    if (shape === 'minimal') (insert as Database.Statement<[string, string, number, string, string]>).run(timeOrderedId(), conversations[c]!, seqs[c]!, body, at);
+    else (insert as Database.Statement<[string, string, number, string, string, string, string]>).run(timeOrderedId(), conversations[c]!, seqs[c]!, 'alice', body, at, at);
+    rows += 1;
+  }
+  commit.run();
+}
+
+// One second unmeasured (page cache, JIT), then the measured run.
+for (const until = performance.now() + 1000; performance.now() < until; ) oneBatch();
+rows = 0;
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+while (performance.now() - t0 < seconds * 1000) oneBatch();
+const wall = (performance.now() - t0) / 1000;
+const cpu = process.cpuUsage(cpu0);
+db.close();
+process.stdout.write(
+  `${JSON.stringify({ shape, batch, rows, seconds: Math.round(wall * 100) / 100, cpu_us_per_row: Math.round(((cpu.user + cpu.system) / rows) * 100) / 100, rows_per_second: Math.round(rows / wall) })}\n`,
+);
