@@ -78,7 +78,7 @@ export class ConversationActor {
   /** Settles after every continuation issued so far; never rejects. */
   private tail: Promise<void> = Promise.resolve();
   private inflight = 0;
-  /** Sends issued and not yet settled, by message_id: duplicates join, replies may target them. */
+  /** Sends with a caller-chosen message_id issued and not yet settled: duplicates join, replies may target them. */
   readonly pendingSends = new Map<string, Promise<SendMessageResult>>();
   /** env.now() when the actor last had work; the host passivates on it. */
   lastActive: number;

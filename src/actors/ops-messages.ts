@@ -72,9 +72,15 @@ export async function sendInMailbox(actor: ConversationActor, s: ActorState, int
     }
     return { message: view, created };
   });
-  actor.pendingSends.set(message_id, done);
-  const forget = (): void => void actor.pendingSends.delete(message_id);
-  done.then(forget, forget);
+  if (intent.message_id !== undefined) {
+    // Only an id the caller chose can be named before this send is answered (a retry of it, or a
+    // reply to it, e.g. forwarded in a cluster). An id made here is known to nobody until its
+    // commit, after which the store answers for it. Not tracking those saves a Map insert and a
+    // delete per send, and the delete reallocated the Map's table, which was then promoted.
+    actor.pendingSends.set(message_id, done);
+    const forget = (): void => void actor.pendingSends.delete(message_id);
+    done.then(forget, forget);
+  }
   return { done };
 }
 
