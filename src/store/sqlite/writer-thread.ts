@@ -34,6 +34,7 @@ import { Worker } from 'node:worker_threads';
 import type { ChatStore, SqliteStoreConfig } from '../types.ts';
 import { StoreClosedError } from '../errors.ts';
 import { emptyBatcherStats, type BatcherStats } from './batcher.ts';
+import { CallSlots } from './call-slots.ts';
 import { FileLock } from './file-lock.ts';
 import type { GateCacheStats } from './gate-cache.ts';
 import type { Migration } from './migrations.ts';
@@ -71,8 +72,7 @@ export class ThreadedSqliteStore implements ChatStore {
   readonly roleOverrides: ChatStore['roleOverrides'];
   readonly pushDevices: ChatStore['pushDevices'];
 
-  private nextId = 1;
-  private readonly waiting = new Map<number, Waiting>();
+  private readonly waiting = new CallSlots<Waiting>();
   private batcherStats: BatcherStats = emptyBatcherStats();
   /** Set when the worker is gone (closed or died): every call is refused with it. */
   private gone: Error | null = null;
@@ -171,9 +171,8 @@ export class ThreadedSqliteStore implements ChatStore {
   private call(sub: string, method: string, args: unknown[]): Promise<unknown> {
     if (this.gone !== null) return Promise.reject(this.gone);
     if (this.closing !== null) return Promise.reject(new StoreClosedError()); // as the inline store
-    const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      const id = this.waiting.add({ resolve, reject });
       try {
         this.worker.postMessage({ call: [id, sub, method, args] } satisfies ToWriter);
       } catch (error) {
@@ -199,9 +198,8 @@ export class ThreadedSqliteStore implements ChatStore {
   }
 
   private settle(id: number, ok: boolean, value: unknown): void {
-    const w = this.waiting.get(id);
+    const w = this.waiting.take(id);
     if (w === undefined) return;
-    this.waiting.delete(id);
     if (ok) w.resolve(value);
     else w.reject(value);
   }
@@ -220,7 +218,7 @@ export class ThreadedSqliteStore implements ChatStore {
       this.gone = error;
       if (this.closing === null) for (const listener of this.lostListeners) listener(error);
     }
-    for (const [id] of this.waiting) this.settle(id, false, this.gone);
+    for (const id of this.waiting.ids()) this.settle(id, false, this.gone);
     // Closing and the worker died first: close() still finishes (and reports why).
     this.closedBy?.({ name: error.name, message: error.message, props: {} });
     this.closedBy = null;
