@@ -2,10 +2,10 @@
  * The ActorHost: the node's conversation actors and the entry point route handlers call.
  *
  * One actor per conversation id, created on the first request and activated lazily inside its
- * mailbox (conversation-actor.ts). The map is kept in least-recently-used order: an actor idle
- * for `idleMs` is passivated by the sweep, and past `maxActors` the least recently used idle
- * actors are passivated at once. Passivating only forgets: the store holds everything, and the
- * next request activates a new actor with a fresh claim (new epoch, last_seq from the store).
+ * mailbox (conversation-actor.ts). An actor idle for `idleMs` is passivated by the sweep, and at
+ * `maxActors` the least recently used idle actors (by `lastActive`) are passivated at once.
+ * Passivating only forgets: the store holds everything, and the next request activates a new
+ * actor with a fresh claim (new epoch, last_seq from the store).
  *
  * Only idle actors (nothing queued, running or in flight) are forgotten, so a passivated actor
  * can have no write still pending that the next activation's claim would fence. The sweep and
@@ -221,27 +221,38 @@ export class ActorHost {
     for (const [id, actor] of this.actors) this.forget(id, actor);
   }
 
-  /** The actor of `id`, created if absent, moved to the most recently used end. */
+  /**
+   * The actor of `id`, created if absent. A hit does not touch the map: recency is the actor's
+   * own `lastActive`. (Keeping the map in use order took a delete and a set per call, and that
+   * churn rebuilt the map's table every few hundred calls; the tables were promoted out of the
+   * young generation and fed the major GCs of the send path's tail.)
+   */
   private actor(id: string): ConversationActor {
     if (this.draining) throw new ActorUnavailableError('draining', id);
     let actor = this.actors.get(id);
-    if (actor) this.actors.delete(id);
-    else {
+    if (actor === undefined) {
       actor = new ConversationActor(id, this.env, (retired) => {
         if (this.actors.get(id) === retired) this.actors.delete(id);
       });
       this.evictOverflow();
+      this.actors.set(id, actor);
     }
-    this.actors.set(id, actor);
     return actor;
   }
 
-  /** Past maxActors, passivates least recently used idle actors (busy ones stay: they must finish). */
+  /**
+   * At maxActors, passivates the least recently used idle actors (busy ones stay: they must
+   * finish) down to maxActors - maxActors/16, so the sort is paid once per that many activations.
+   */
   private evictOverflow(): void {
     if (this.actors.size < this.maxActors) return;
-    for (const [id, actor] of this.actors) {
-      if (this.actors.size < this.maxActors) return;
-      if (actor.idle) this.forget(id, actor);
+    const lowWater = this.maxActors - Math.max(1, Math.floor(this.maxActors / 16));
+    const idle: ConversationActor[] = [];
+    for (const actor of this.actors.values()) if (actor.idle) idle.push(actor);
+    idle.sort((a, b) => a.lastActive - b.lastActive);
+    for (const actor of idle) {
+      if (this.actors.size <= lowWater) return;
+      this.forget(actor.conversation_id, actor);
     }
   }
 

@@ -54,6 +54,25 @@ describe('actor lifecycle', () => {
     }, { host: { maxActors: 3 } });
   });
 
+  it('at maxActors, recency decides who goes: the actor used last stays though it was created first', async () => {
+    await withKit(async (kit) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        kit.clock.now += 1000;
+        ids.push(await create(kit, 'GROUP', ['ann', 'bob']));
+        await kit.host.sendMessage(kit.ref(ids[i]!), text('ann', 'x'));
+      }
+      kit.clock.now += 1000;
+      await kit.host.sendMessage(kit.ref(ids[0]!), text('ann', 'again')); // the first is now the most recent
+      kit.clock.now += 1000;
+      const fourth = await create(kit, 'GROUP', ['ann', 'bob']);
+      await kit.host.sendMessage(kit.ref(fourth), text('ann', 'x'));
+      assert.ok(kit.host.stats().actors <= 3);
+      assert.equal(await kit.host.passivate(ids[1]!), false, 'the least recently used went');
+      assert.equal(await kit.host.passivate(ids[0]!), true, 'the recently used one was kept');
+    }, { host: { maxActors: 3 } });
+  });
+
   it('fencing: when a second host claims the conversation, the first one writes nothing and answers retryable', async () => {
     const file = tempFile();
     const a = await openKit({ file });
