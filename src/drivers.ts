@@ -44,7 +44,7 @@ export async function openDrivers(cfg: Config, hooks: DriverHooks): Promise<Driv
 
   const store =
     cfg.store.driver === 'sqlite'
-      ? await createStore({ driver: 'sqlite', mode: cfg.store.mode, writer: cfg.store.writer, path: sqliteStorePath(cfg.dataDir) })
+      ? await createStore({ driver: 'sqlite', mode: cfg.store.mode, writer: cfg.store.writer, path: sqliteStorePath(cfg.dataDir), groupCommit: { minIntervalMs: cfg.store.commitIntervalMs } })
       : await createStore({ ...cfg.store });
   const rateLimiter = cfg.rateLimit.driver === 'redis' ? createRateLimiter({ driver: 'redis', redis: need('rate limiting')('chat-ratelimit'), keyPrefix }) : createRateLimiter({ driver: 'memory' });
   const presence =

@@ -26,7 +26,7 @@ export type RateLimitConfig = { driver: 'memory' } | { driver: 'redis' };
 
 /** Storage: the embedded SQLite file in the data directory, or Cassandra / ScyllaDB. */
 export type StoreSettings =
-  | { driver: 'sqlite'; mode: 'exclusive' | 'shared-file'; writer: 'thread' | 'inline' }
+  | { driver: 'sqlite'; mode: 'exclusive' | 'shared-file'; writer: 'thread' | 'inline'; commitIntervalMs: number }
   | { driver: 'cassandra'; contactPoints: string[]; localDataCenter: string; keyspace: string; replicationFactor: number; username: string | null; password: string | null };
 
 
@@ -161,7 +161,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const storeWriter = str('CHAT_SQLITE_WRITER', 'thread');
   if (storeWriter !== 'thread' && storeWriter !== 'inline') problems.push(`CHAT_SQLITE_WRITER must be "thread" or "inline" (got "${storeWriter}")`);
-  let store: StoreSettings = { driver: 'sqlite', mode: storeMode === 'shared-file' ? 'shared-file' : 'exclusive', writer: storeWriter === 'inline' ? 'inline' : 'thread' };
+  // Commits start at least this far apart (sqlite/batcher.ts, minIntervalMs): bounds the fsyncs per second under load.
+  const commitIntervalMs = int('CHAT_SQLITE_COMMIT_INTERVAL_MS', 2, 0, 100);
+  let store: StoreSettings = { driver: 'sqlite', mode: storeMode === 'shared-file' ? 'shared-file' : 'exclusive', writer: storeWriter === 'inline' ? 'inline' : 'thread', commitIntervalMs };
   if (storeDriver === 'cassandra') {
     const contactPoints = str('CHAT_CASSANDRA_CONTACT_POINTS', '').split(',').map((p) => p.trim()).filter(Boolean);
     if (contactPoints.length === 0) problems.push('CHAT_CASSANDRA_CONTACT_POINTS must list at least one host[:port] when CHAT_STORE_DRIVER=cassandra');

@@ -62,7 +62,7 @@ export interface SqliteStoreConfig {
   /** How often the checkpointer thread folds the WAL into the file; default 250 ms. */
   checkpointIntervalMs?: number;
   /** Group commit tuning, see sqlite/batcher.ts. */
-  groupCommit?: { maxOps?: number; maxDelayMs?: number };
+  groupCommit?: { maxOps?: number; maxDelayMs?: number; minIntervalMs?: number };
   /**
    * `thread` (default): writes run on a thread of their own, so the event loop never waits on a
    * COMMIT or its fsync (sqlite/writer-thread.ts). `inline`: on the caller's thread.

@@ -175,4 +175,31 @@ describe('WriteBatcher', () => {
     await assert.rejects(batcher.run(() => 1), /closed/);
     db.close();
   });
+  it('with minIntervalMs, a commit after a quiet moment goes at once, and one that comes sooner waits for the interval', async () => {
+    const db = table();
+    const batcher = new WriteBatcher(db, { minIntervalMs: 150 });
+    const ins = db.prepare('INSERT INTO t (k, v) VALUES (?, ?)');
+    const t0 = performance.now();
+    await batcher.run(() => ins.run('a', 1));
+    const first = performance.now() - t0;
+    assert.ok(first < 100, `the first commit is not held back (${first.toFixed(1)} ms)`);
+    // Within the interval: both wait for it, then share one transaction.
+    const b = batcher.run(() => ins.run('b', 2));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const c = batcher.run(() => ins.run('c', 3));
+    await Promise.all([b, c]);
+    const second = performance.now() - t0;
+    assert.ok(second >= 140, `the next commit started an interval after the first (${second.toFixed(1)} ms)`);
+    assert.equal(batcher.stats.transactions, 2);
+    assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 3);
+    // maxOps still flushes at once, interval or not.
+    const full = new WriteBatcher(db, { minIntervalMs: 1000, maxOps: 2 });
+    await full.run(() => ins.run('d', 4));
+    const t1 = performance.now();
+    await Promise.all([full.run(() => ins.run('e', 5)), full.run(() => ins.run('f', 6))]);
+    assert.ok(performance.now() - t1 < 500, 'a full batch does not wait');
+    assert.throws(() => new WriteBatcher(db, { minIntervalMs: -1 }), RangeError);
+    assert.throws(() => new WriteBatcher(db, { minIntervalMs: 5000 }), RangeError);
+    db.close();
+  });
 });
