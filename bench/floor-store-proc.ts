@@ -6,6 +6,10 @@
  *   node --import tsx bench/floor-store-proc.ts <dir> <seconds> <batch> <shape>
  *
  * Shapes:
+ *  - `service`: not a floor but the node's own store for comparison: SqliteChatStore (inline,
+ *    exclusive mode as a node opens it) appending the same messages through `messages.append`
+ *    (the conversation's fenced advance, triggers and memos included), BATCH appends per
+ *    group commit. The gap between `service` and `row` is what the store adds to a row.
  *  - `minimal`: (conversation_id, seq, message_id, body, created_at), clustered on
  *    (conversation_id, seq), with a unique index on message_id: the least a store of ordered,
  *    addressable messages writes.
@@ -23,9 +27,13 @@ import path from 'node:path';
 const [dir, secondsArg, batchArg, shape] = process.argv.slice(2);
 const seconds = Number(secondsArg);
 const batch = Number(batchArg);
-if (!dir || !(seconds > 0) || !(batch >= 1) || (shape !== 'minimal' && shape !== 'row')) {
-  process.stderr.write('usage: floor-store-proc.ts <dir> <seconds> <batch> <minimal|row>\n');
+if (!dir || !(seconds > 0) || !(batch >= 1) || (shape !== 'minimal' && shape !== 'row' && shape !== 'service')) {
+  process.stderr.write('usage: floor-store-proc.ts <dir> <seconds> <batch> <minimal|row|service>\n');
   process.exit(2);
+}
+if (shape === 'service') {
+  await serviceShape();
+  process.exit(0);
 }
 
 const db = new Database(path.join(dir, `floor-${shape}.db`));
@@ -98,3 +106,43 @@ db.close();
 process.stdout.write(
   `${JSON.stringify({ shape, batch, rows, seconds: Math.round(wall * 100) / 100, cpu_us_per_row: Math.round(((cpu.user + cpu.system) / rows) * 100) / 100, rows_per_second: Math.round(rows / wall) })}\n`,
 );
+
+/** The node's own store, inline: `messages.append` in group commits of BATCH (see the header). */
+async function serviceShape(): Promise<void> {
+  const { SqliteChatStore, sqliteStorePath } = await import('../src/store/sqlite/sqlite-store.ts');
+  const { uuidv7 } = await import('../src/actors/ids.ts');
+  const store = new SqliteChatStore({ driver: 'sqlite', path: sqliteStorePath(path.join(dir!, 'service')), mode: 'exclusive' });
+  const ctx = { tenant_id: 'acme', application_id: 'support' };
+  const held: Array<{ conversation_id: string; epoch: number; last_seq: number }> = [];
+  for (let i = 0; i < 200; i += 1) {
+    const members = ['alice', 'bob', 'carol'].map((user_id) => ({ member_id: randomUUID(), user_id, role: user_id === 'alice' ? ('OWNER' as const) : ('MEMBER' as const) }));
+    const { conversation } = await store.conversations.create({ conversation_id: randomUUID(), type: 'GROUP', name: `c${i}`, description: null, created_by_user_id: 'alice', created_by_client_id: null, members, tenant_id: ctx.tenant_id, application_id: ctx.application_id });
+    const claimed = await store.conversations.claim({ tenant_id: ctx.tenant_id, application_id: ctx.application_id, conversation_id: conversation.conversation_id });
+    held.push({ conversation_id: claimed!.conversation_id, epoch: claimed!.epoch, last_seq: claimed!.last_seq });
+  }
+  const text = 'x'.repeat(200);
+  let appended = 0;
+  const commitBatch = async (): Promise<void> => {
+    const at = new Date().toISOString();
+    const pending = [];
+    for (let i = 0; i < batch; i += 1) {
+      const c = held[appended % held.length]!;
+      c.last_seq += 1;
+      appended += 1;
+      pending.push(store.messages.append({ tenant_id: ctx.tenant_id, application_id: ctx.application_id, conversation_id: c.conversation_id, epoch: c.epoch, at, message_id: uuidv7(), seq: c.last_seq, sender_user_id: 'bob', sender_client_id: 'acme-support-backend', body: text, message_type: 'TEXT' }));
+    }
+    for (const r of await Promise.all(pending)) if (r === null || !r.created) throw new Error('an append was refused');
+  };
+  for (const until = performance.now() + 1000; performance.now() < until; ) await commitBatch();
+  appended = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  while (performance.now() - t0 < seconds * 1000) await commitBatch();
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const { transactions, ops } = store.stats();
+  await store.close();
+  process.stdout.write(
+    `${JSON.stringify({ shape: 'service', batch, rows: appended, seconds: Math.round(wall * 100) / 100, cpu_us_per_row: Math.round(((cpu.user + cpu.system) / appended) * 100) / 100, rows_per_second: Math.round(appended / wall), ops_per_commit: Math.round((ops / transactions) * 10) / 10 })}\n`,
+  );
+}

@@ -11,6 +11,8 @@
  *    - the durable append floor (bench/floor-store-proc.ts): better-sqlite3 alone writing the
  *      node's message rows (WAL, synchronous=FULL) in transactions of 64 rows, the largest group
  *      commit 64 connections can fill, in the bench's temp dir (the messages scenario's disk).
+ *    For comparison only, the node's own store (SqliteChatStore.messages.append, inline) on the
+ *    same rows: append_service_cpu_us, what the store adds to a row.
  *    send_ratio_ceiling = bare CPU per request / (bare CPU per request + append CPU per row): the
  *    ratio of a node that did nothing but the bare server's work and one durable row per send
  *    (no token, validation, actor, event, JSON). The goal is met only if this is above 0.35.
@@ -71,7 +73,7 @@ function lastJsonLine<T>(what: string, out: string): T {
   }
 }
 
-function storeFloor(dir: string, seconds: number, shape: 'minimal' | 'row'): StoreFloor {
+function storeFloor(dir: string, seconds: number, shape: 'minimal' | 'row' | 'service'): StoreFloor {
   const [cmd, args] = pinnedCommand('target', process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/floor-store-proc.ts'), dir, String(seconds), String(FLOOR_BATCH), shape]);
   return lastJsonLine(`the ${shape} store floor`, execFileSync(cmd, args, { cwd: REPO_ROOT, encoding: 'utf8' }));
 }
@@ -131,6 +133,9 @@ export const scenario: Scenario = {
       const minimal = storeFloor(dir, settings.seconds, 'minimal');
       const best = Math.min(row.cpu_us_per_row, minimal.cpu_us_per_row);
       log(`  node's row: ${row.cpu_us_per_row} us per row (${row.rows_per_second} rows/s); minimal row: ${minimal.cpu_us_per_row} us per row (${minimal.rows_per_second} rows/s)`);
+      // Not a floor: the node's own store appending the same rows, to show what it adds to one.
+      const service = storeFloor(dir, settings.seconds, 'service');
+      log(`  for comparison, the node's store (messages.append, inline): ${service.cpu_us_per_row} us per append (${service.rows_per_second} appends/s)`);
       const ceiling = Math.round((bareUs / (bareUs + best)) * 1000) / 1000;
       log(`  send ratio ceiling: ${bareUs.toFixed(2)} / (${bareUs.toFixed(2)} + ${best}) = ${ceiling}`);
 
@@ -149,6 +154,7 @@ export const scenario: Scenario = {
           append_row_cpu_us: row.cpu_us_per_row,
           append_minimal_cpu_us: minimal.cpu_us_per_row,
           append_batch: FLOOR_BATCH,
+          append_service_cpu_us: service.cpu_us_per_row,
           send_ratio_ceiling: ceiling,
           fanout_connections: fan.connections,
           fanout_floor_p50_ms: fan.p50_ms,
@@ -161,7 +167,7 @@ export const scenario: Scenario = {
         goals: [goal('send_ratio_ceiling', ceiling, '>=', GOALS.sendRatio), goal('fanout_floor_p99_ms', fan.p99_ms, '<=', GOALS.fanoutP99Ms)],
         notes: [
           `send_ratio_ceiling = bare_post_cpu_us / (bare_post_cpu_us + the cheaper append): a node doing only the bare server's HTTP work and one durable row per send, nothing else; compare with the messages goal ${GOALS.sendRatio}`,
-          `append_*_cpu_us: better-sqlite3 alone on the target CPU, WAL + synchronous=FULL, ${FLOOR_BATCH} rows per COMMIT, time-ordered ids over 200 conversations; row = the node's messages table, minimal = (conversation_id, seq) clustered + an id index`,
+          `append_*_cpu_us: better-sqlite3 alone on the target CPU, WAL + synchronous=FULL, ${FLOOR_BATCH} rows per COMMIT, time-ordered ids over 200 conversations; row = the node's messages table, minimal = (conversation_id, seq) clustered + an id index; service = the node's own store (messages.append, inline), for comparison only`,
           `fanout_floor_*: bench/floor/fanout-floor.c, one send() per connection per message back to back, sender on the target CPU, receiver on the load CPU; compare with the fanout goal p99 < ${GOALS.fanoutP99Ms} ms`,
           'a "PASS" here means the other scenario\'s goal is above the machine\'s floor (reachable in principle), a "MISS" that no server could meet it on this machine',
         ],

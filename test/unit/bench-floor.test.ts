@@ -37,7 +37,7 @@ test('the fanout floor sends every message to every connection once and measures
   }
 });
 
-test('the store floor commits the rows it reports, in both shapes', () => {
+test('the store floor commits the rows it reports, in both shapes; the service shape appends through the node\'s store', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'floor-test-'));
   try {
     for (const shape of ['row', 'minimal']) {
@@ -57,6 +57,10 @@ test('the store floor commits the rows it reports, in both shapes', () => {
         db.close();
       }
     }
+    // The node's own store, for comparison: every append acknowledged as created (it throws otherwise).
+    const service = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/floor-store-proc.ts'), dir, '0.3', '16', 'service'], { cwd: ROOT, encoding: 'utf8' }).trim()) as Record<string, number | string>;
+    assert.equal(service.shape, 'service');
+    assert.ok((service.rows as number) > 0 && (service.rows as number) % 16 === 0 && (service.cpu_us_per_row as number) > 0);
     const usage = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/floor-store-proc.ts'), dir, '1', '64', 'other'], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(usage.status, 2);
   } finally {
