@@ -167,7 +167,7 @@ export const scenario: Scenario = {
         goals: [goal('send_ratio_ceiling', ceiling, '>=', GOALS.sendRatio), goal('fanout_floor_p99_ms', fan.p99_ms, '<=', GOALS.fanoutP99Ms)],
         notes: [
           `send_ratio_ceiling = bare_post_cpu_us / (bare_post_cpu_us + the cheaper append): a node doing only the bare server's HTTP work and one durable row per send, nothing else; compare with the messages goal ${GOALS.sendRatio}`,
-          `append_*_cpu_us: better-sqlite3 alone on the target CPU, WAL + synchronous=FULL, ${FLOOR_BATCH} rows per COMMIT, time-ordered ids over 200 conversations; row = the node's messages table, minimal = (conversation_id, seq) clustered + an id index; service = the node's own store (messages.append, inline), for comparison only`,
+          `append_*_cpu_us: better-sqlite3 alone on the target CPU, WAL + synchronous=FULL, ${FLOOR_BATCH} rows per COMMIT, UUIDv7 ids over 200 conversations; row = the node's messages table, minimal = (conversation_id, seq) clustered + an id index; service = the node's own store (messages.append, inline), for comparison only`,
           `fanout_floor_*: bench/floor/fanout-floor.c, one send() per connection per message back to back, sender on the target CPU, receiver on the load CPU; compare with the fanout goal p99 < ${GOALS.fanoutP99Ms} ms`,
           'a "PASS" here means the other scenario\'s goal is above the machine\'s floor (reachable in principle), a "MISS" that no server could meet it on this machine',
         ],
