@@ -12,18 +12,16 @@
 export class CallSlots<T> {
   private readonly slots: Array<T | undefined> = [];
   private readonly free: number[] = [];
-  private count = 0;
 
-  /** Calls in flight. */
+  /** Calls in flight: every slot but the free ones. */
   get size(): number {
-    return this.count;
+    return this.slots.length - this.free.length;
   }
 
   /** Stores `value`; answers the id that takes it back. */
   add(value: T): number {
     const id = this.free.length > 0 ? this.free.pop()! : this.slots.length;
     this.slots[id] = value;
-    this.count += 1;
     return id;
   }
 
@@ -33,7 +31,6 @@ export class CallSlots<T> {
     if (value === undefined) return undefined;
     this.slots[id] = undefined;
     this.free.push(id);
-    this.count -= 1;
     return value;
   }
 
