@@ -31,6 +31,7 @@
  *  - All methods return promises. The SQLite driver answers reads synchronously underneath (the
  *    promise only defers delivery to a microtask); the Cassandra driver will really wait.
  */
+import type { BatcherOptions } from './sqlite/batcher.ts';
 import type { ConversationStore, MemberStore } from './types-conversations.ts';
 import type { MessageStore, ReactionStore, ReadStateStore } from './types-messages.ts';
 import type { IdempotencyStore, ProfileStore, PushDeviceStore, RoleOverrideStore, SettingsStore } from './types-tenant.ts';
@@ -62,7 +63,7 @@ export interface SqliteStoreConfig {
   /** How often the checkpointer thread folds the WAL into the file; default 250 ms. */
   checkpointIntervalMs?: number;
   /** Group commit tuning, see sqlite/batcher.ts. */
-  groupCommit?: { maxOps?: number; maxDelayMs?: number; minIntervalMs?: number };
+  groupCommit?: BatcherOptions;
   /**
    * `thread` (default): writes run on a thread of their own, so the event loop never waits on a
    * COMMIT or its fsync (sqlite/writer-thread.ts). `inline`: on the caller's thread.
