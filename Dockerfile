@@ -11,10 +11,15 @@ RUN apt-get update \
 # under /usr/local in this image, and the environment overrides a project .npmrc.
 ENV npm_config_nodedir=/usr/local
 COPY package.json package-lock.json .npmrc ./
+# npm ci's postinstall raises uWebSockets' header-section limit (scripts/uws-header-limit.mjs).
+COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY schema ./schema
+# The web app (web/, with its typed API client in client/), built by npm run build into dist/web.
+COPY web ./web
+COPY client ./client
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
@@ -26,7 +31,7 @@ COPY --from=build /app/dist ./dist
 # Read at run time: Redis Lua scripts and the demo fixture under src/, migrations under schema/.
 COPY --from=build /app/src ./src
 COPY --from=build /app/schema ./schema
-RUN mkdir -p /var/lib/chat && chown node:node /var/lib/chat
+RUN mkdir -p /var/lib/chat /var/lib/idp && chown node:node /var/lib/chat /var/lib/idp
 USER node
 ENV CHAT_HOST=0.0.0.0 CHAT_DATA_DIR=/var/lib/chat
 # 8080 API, 8090 node-to-node (CHAT_INTERNAL_PORT), 9464 metrics, 8081 when running the IdP.

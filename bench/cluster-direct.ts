@@ -96,7 +96,7 @@ export async function directComparison(
     const used = cpu.read();
     expectWhere(target, node, callsBetween(before, await scrapeAll(cluster)));
     const per = (s: number): string => `${((s / w.requests) * 1e6).toFixed(0)} µs`;
-    log(`  max to ${node.id} (${target}): ${Math.round(w.requestsPerSecond)} req/s, p50 ${w.latencyMs.p50.toFixed(2)} ms, p99 ${w.latencyMs.p99.toFixed(2)} ms; CPU per send: ${per(nodesCpu(used))} (${used.nodes.map((s, i) => `${cluster.nodes[i]!.id} ${per(s)}`).join(', ')}), redis ${per(used.redis)}; ${busy(used)}`);
+    log(`  max to ${node.id} (${target}): ${Math.round(w.requestsPerSecond)} req/s, p50 ${w.latencyMs.p50.toFixed(2)} ms, p99 ${w.latencyMs.p99.toFixed(2)} ms; CPU per send: ${per(nodesCpu(used))} (${used.nodes.map((s, i) => `${cluster.nodes[i]!.id} ${per(s)}`).join(', ')}), redis ${per(used.redis)}${cluster.cassandra ? `, cassandra ${per(used.cassandraNet)} net of idle` : ''}; ${busy(used)}`);
     const l = light.get(target)!;
     runs.push({ target, light: l.report, lightWrk: l.wrk, max: w, maxCpu: used });
   }

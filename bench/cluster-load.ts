@@ -6,6 +6,7 @@
  */
 import { inParallel } from './lib/parallel.ts';
 import { BASE, expectOk, type Api } from './fanout-sender.ts';
+import { messageCounts } from './lib/messages-api.ts';
 import { sendBody } from './messages.ts';
 import { busy, callsBetween, ClusterCpu, scrapeAll, type CpuUse } from './lib/cluster-metrics.ts';
 import type { BenchCluster } from './lib/cluster-up.ts';
@@ -39,13 +40,9 @@ export function sendRequests(api: Api, conversations: Conversation[]): MixReques
   return conversations.flatMap((c, i) => c.members.map((m) => ({ method: 'POST', path: `${BASE}/conversations/${c.id}/messages`, headers, body: sendBody(m, `c${i}`) })));
 }
 
-/** The newest seq of each conversation (= messages stored in it: nothing is deleted here). */
+/** Messages stored in the conversations, counted by paging their history (Cassandra's seqs may have gaps). */
 export async function storedMessages(api: Api, conversations: Conversation[]): Promise<number> {
-  const seqs = await inParallel(conversations, 16, async (c) => {
-    const page = await expectOk(api, 'GET', `${BASE}/conversations/${c.id}/messages?limit=1`);
-    return (page.items as { seq: number }[])[0]?.seq ?? 0;
-  });
-  return seqs.reduce((a, b) => a + b, 0);
+  return (await messageCounts(api, conversations)).reduce((a, b) => a + b, 0);
 }
 
 export interface LoadPhase {
@@ -78,7 +75,7 @@ export async function measureMix(cluster: BenchCluster, what: string, requests: 
   answered += wrk.requests;
   const perOp = (s: number): string => `${((s / wrk.requests) * 1e6).toFixed(0)} µs`;
   log(
-    `  ${Math.round(wrk.requestsPerSecond)} req/s, p50 ${wrk.latencyMs.p50.toFixed(2)} ms, p99 ${wrk.latencyMs.p99.toFixed(2)} ms; CPU per request: nodes ${perOp(used.nodes.reduce((a, b) => a + b, 0))} (${used.nodes.map((s) => `${Math.round((s / used.seconds) * 100)}%`).join(' + ')} of a core), haproxy ${perOp(used.haproxy)}, redis ${perOp(used.redis)}; operations local ${calls.local}, forwarded ${calls.forwarded}, retried ${calls.retried}; ${busy(used)}`,
+    `  ${Math.round(wrk.requestsPerSecond)} req/s, p50 ${wrk.latencyMs.p50.toFixed(2)} ms, p99 ${wrk.latencyMs.p99.toFixed(2)} ms; CPU per request: nodes ${perOp(used.nodes.reduce((a, b) => a + b, 0))} (${used.nodes.map((s) => `${Math.round((s / used.seconds) * 100)}%`).join(' + ')} of a core), haproxy ${perOp(used.haproxy)}, redis ${perOp(used.redis)}${cluster.cassandra ? `, cassandra ${perOp(used.cassandra)} (net of idle ${perOp(used.cassandraNet)})` : ''}; operations local ${calls.local}, forwarded ${calls.forwarded}, retried ${calls.retried}; ${busy(used)}`,
   );
   if (calls.unavailable > 0) throw new BenchError(`${what}: ${calls.unavailable} conversation operations ended in a 503 under load`);
   return { phase: { wrk, cpu: used, calls }, answered };
@@ -100,8 +97,8 @@ export async function sendPhase(cluster: BenchCluster, api: Api, conversations: 
 
 /** History pages through the balancer, once every conversation holds at least a page. */
 export async function historyPhase(cluster: BenchCluster, api: Api, conversations: Conversation[], settings: BenchSettings, connections: number, log: (line: string) => void): Promise<LoadPhase & { pageBytes: number }> {
-  const seqs = await inParallel(conversations, 16, async (c) => (((await expectOk(api, 'GET', `${BASE}/conversations/${c.id}/messages?limit=1`)).items as { seq: number }[])[0]?.seq ?? 0));
-  const missing = conversations.flatMap((c, i) => Array.from({ length: Math.max(0, PAGE - seqs[i]!) }, (_, k) => ({ c, k, i })));
+  const counts = await messageCounts(api, conversations);
+  const missing = conversations.flatMap((c, i) => Array.from({ length: Math.max(0, PAGE - counts[i]!) }, (_, k) => ({ c, k, i })));
   if (missing.length > 0) {
     log(`topping up ${missing.length} messages so that every conversation has ${PAGE}`);
     await inParallel(missing, 32, ({ c, k, i }) => expectOk(api, 'POST', `${BASE}/conversations/${c.id}/messages`, JSON.parse(sendBody(c.members[k % c.members.length]!, `c${i}`))));

@@ -52,12 +52,12 @@ export const scenario: Scenario = {
         throw new BenchError(`edge: the access token expires in ${Math.round((deadline - Date.now()) / 1000)}s, before the ${planned}s run would end`);
       }
       const headers = { Authorization: `Bearer ${access.token}` };
-      const nodeTarget = { name: 'node', url: base + ROUTE, headers };
+      const nodeTarget = { name: 'node', url: base + ROUTE, headers, pid: node.child.pid };
       const body = await checkOnce(nodeTarget);
       log(`${ROUTE} answered ${body.length} bytes; starting the bare server with the same body`);
 
       bare = await startBare('bare-server', body);
-      const bareTarget = { name: 'bare', url: bare.baseUrl + ROUTE, headers };
+      const bareTarget = { name: 'bare', url: bare.baseUrl + ROUTE, headers, pid: bare.process.child.pid };
       if (!(await checkOnce(bareTarget)).equals(body)) throw new BenchError('edge: the bare server does not answer the same bytes as the node');
 
       const measurements = await compareTargets([nodeTarget, bareTarget], settings, log);
@@ -66,7 +66,10 @@ export const scenario: Scenario = {
         measurements,
         figures,
         goals: [goal('ratio', figures.ratio!, '>=', 0.6)],
-        notes: [`ratio = node req/s / bare req/s; both on this machine (${os.cpus().length} CPUs) with wrk -t1 -c${settings.connections}`],
+        notes: [
+          `ratio = node req/s / bare req/s; both on this machine (${os.cpus().length} CPUs) with wrk -t1 -c${settings.connections}`,
+          'node_cpu_us_per_req / bare_cpu_us_per_req: CPU time (user + system, /proc) of each server process over the measured rounds, per request: the steadier figure on a shared machine',
+        ],
       };
     } finally {
       await Promise.all([node?.stop(), bare?.process.stop()]);

@@ -106,7 +106,8 @@ export const scenario: Scenario = {
       const origin = `http://127.0.0.1:${port}`;
       buildNode(log);
       log(`starting the chat node on ${origin} (data in ${dataDir})`);
-      const env = { ...nodeEnv(port, dataDir), CHAT_REALTIME_TOKEN_TTL_MS: '3600000' };
+      // Thousands of streams per credential (five users), and up to 10,000 on the node: no stream caps.
+      const env = { ...nodeEnv(port, dataDir), CHAT_REALTIME_TOKEN_TTL_MS: '3600000', CHAT_REALTIME_MAX_STREAMS_PER_USER: '100000', CHAT_REALTIME_MAX_STREAMS: '1000000' };
       const profile = process.env.BENCH_FANOUT_CPU_PROFILE;
       if (profile) log(`the node runs under the CPU profiler; the profile goes to ${profile}`);
       const file = profile ? 'bench/fanout-profiled-node.ts' : 'dist/main.mjs';

@@ -1,6 +1,12 @@
 /**
  * The `messages` scenario: sending and reading history through the chat node, each beside a bare
- * uWebSockets.js server answering the same number of bytes, in the same run.
+ * uWebSockets.js server answering the same number of bytes, in the same run; on SQLite, on
+ * Cassandra, or on both one after the other (`--stores sqlite,cassandra`, bench/lib/stores.ts).
+ *
+ * On Cassandra the node gets a fresh keyspace of the bench's own server (bench/lib/cassandra.ts:
+ * one node, replication factor 1, 512 MB heap, data on tmpfs, pinned to the node's CPU and
+ * stopped after the run), and the JVM's CPU per send is measured beside the node's, also net of
+ * what the JVM burns idle. SQLite runs first, before the JVM starts.
  *
  * A real node (the esbuild bundle, as `npm start` runs it; embedded IdP; temp data dir; rate limits
  * raised out of reach; no CHAT_* setting inherited) gets CONVERSATIONS GROUP conversations of three
@@ -19,92 +25,96 @@
  *
  * Non-2xx answers and socket errors discard a run (the wrk and fixed-rate runners throw), and
  * after the send phases the store must hold exactly the messages the generators were answered for
- * (wrk: up to one per connection more, the requests still in flight when it stopped).
+ * (wrk: up to one per connection more, the requests still in flight when it stopped), counted by
+ * paging every conversation's history (Cassandra's seqs may have gaps: see messageCounts).
+ *
+ * CPU per send (node, and Cassandra when it is the store) comes from both send phases: at the
+ * maximum rate (throughput per core) and at half of it (nearer a planned load).
  */
-import { buildNode, nodeEnv } from './lib/chat-node.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { storeEnv } from '../cluster/lib/env.ts';
+import { cpuSeconds } from './fanout-proc.ts';
 import { startBare, type BareServer } from './lib/bare.ts';
+import { cassandraStore, dropKeyspace, usingCassandra, type CassandraCpu, type MeasuredCassandra } from './lib/cassandra.ts';
+import { buildNode, nodeEnv } from './lib/chat-node.ts';
 import { summarize } from './lib/compare.ts';
 import { BenchError } from './lib/errors.ts';
-import { inParallel } from './lib/parallel.ts';
 import { runFixedRate, type FixedRateReport } from './lib/fixed-rate.ts';
 import { devMachineToken } from './lib/machine-token.ts';
+import { BASE, call, CONVERSATIONS, createConversations, expectOk, messageCounts, sendBody, SEND_BODY_BYTES, sum, type Api, type Conversation } from './lib/messages-api.ts';
+import { inParallel } from './lib/parallel.ts';
 import { freePort, onExit, startTsx, type ManagedProcess } from './lib/processes.ts';
-import { goal, type BenchSettings, type Measurement, type Scenario } from './lib/scenario.ts';
+import { goal, type BenchSettings, type Measurement, type Scenario, type ScenarioResult } from './lib/scenario.ts';
+import { mergeResults, parseStores, STORES_USAGE, underStore, type StoreKind } from './lib/stores.ts';
 import { runWrkMix, type MixRequest } from './lib/wrk-script.ts';
 import type { WrkResult } from './lib/wrk.ts';
 
-const BASE = '/api/v1/tenants/acme/applications/support';
-/** The demo users of acme with access to `support`. */
-const USERS = ['alice', 'bob', 'carol', 'frank', 'grace'];
-const CONVERSATIONS = 200;
-const MEMBERS_PER_CONVERSATION = 3;
-const SEND_BODY_BYTES = 200;
 const PAGE = 50;
 const DEFAULT_CONNECTIONS = 64;
 const OVERHEAD_SECONDS = 120;
+/** A node on a fresh Cassandra keyspace creates its schema first: tens of seconds on a busy machine. */
+const CASSANDRA_READY_MS = 180_000;
 const GOALS = { sendRatio: 0.35, halfRateP99Ms: 10, historyRatio: 0.5 };
 
-/** A send body of exactly `SEND_BODY_BYTES` bytes on behalf of `actor`. */
-export function sendBody(actor: string, tag: string): string {
-  const skeleton = JSON.stringify({ body: `${tag} `, actor_user_id: actor });
-  const pad = SEND_BODY_BYTES - Buffer.byteLength(skeleton);
-  if (pad < 0) throw new BenchError(`send body for ${actor} is over ${SEND_BODY_BYTES} bytes`);
-  const body = JSON.stringify({ body: `${tag} ${'lorem ipsum dolor sit amet '.repeat(10).slice(0, pad)}`, actor_user_id: actor });
-  return body;
-}
+export { sendBody } from './lib/messages-api.ts';
 
-interface Api {
-  origin: string;
-  headers: Record<string, string>;
-}
-
-async function call(api: Api, method: string, route: string, body?: unknown): Promise<{ status: number; text: string; bytes: Buffer }> {
-  const res = await fetch(api.origin + route, {
-    method,
-    headers: body === undefined ? api.headers : { ...api.headers, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    redirect: 'manual',
-    signal: AbortSignal.timeout(10_000),
-  });
-  const bytes = Buffer.from(await res.arrayBuffer());
-  return { status: res.status, text: bytes.toString('utf8'), bytes };
-}
-
-async function expectOk(api: Api, method: string, route: string, body?: unknown): Promise<{ text: string; bytes: Buffer }> {
-  const res = await call(api, method, route, body);
-  if (res.status < 200 || res.status > 299) throw new BenchError(`${method} ${route} answered ${res.status}, not 2xx:\n${res.text.slice(0, 2000)}`);
-  return res;
-}
-
-interface Conversation {
-  id: string;
-  members: string[];
-}
-
-/** The newest seq of each conversation (= messages sent to it: nothing is deleted here). */
-async function lastSeqs(api: Api, conversations: Conversation[]): Promise<number[]> {
-  return inParallel(conversations, 16, async (c) => {
-    const page = JSON.parse((await expectOk(api, 'GET', `${BASE}/conversations/${c.id}/messages?limit=1`)).text) as { items: { seq: number }[] };
-    return page.items[0]?.seq ?? 0;
-  });
-}
-
-const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 const round2 = (n: number): number => Math.round(n * 100) / 100;
+
+/** CPU seconds a phase cost the serving side: the node, and the Cassandra JVMs when they are its store. */
+interface ServerCpuUse {
+  node: number;
+  cassandraRaw: number;
+  /** Net of what the JVMs burn idle over the phase. */
+  cassandraNet: number;
+}
+
+const NO_CPU: ServerCpuUse = { node: 0, cassandraRaw: 0, cassandraNet: 0 };
+const addCpu = (a: ServerCpuUse, b: ServerCpuUse): ServerCpuUse => ({ node: a.node + b.node, cassandraRaw: a.cassandraRaw + b.cassandraRaw, cassandraNet: a.cassandraNet + b.cassandraNet });
+
+function cpuOf(pid: number): number {
+  const c = cpuSeconds(pid);
+  if (c.user < 0) throw new BenchError(`cannot read /proc/${pid}/stat`);
+  return c.user + c.system;
+}
+
+/** Runs `work` and answers what it cost the node and its store's JVMs (/proc/<pid>/stat). */
+async function metered<T>(nodePid: number, cassandra: CassandraCpu | null, work: () => Promise<T>): Promise<{ result: T; cpu: ServerCpuUse }> {
+  const node0 = cpuOf(nodePid);
+  cassandra?.start();
+  const result = await work();
+  const node = cpuOf(nodePid) - node0;
+  const jvm = cassandra?.read();
+  return { result, cpu: { node, cassandraRaw: jvm?.raw ?? 0, cassandraNet: jvm?.net ?? 0 } };
+}
+
+/** `node 123 µs, cassandra 456 µs (net 400)`, for the log: a run that fails later still told its costs. */
+function cpuPerRequest(cpu: ServerCpuUse, requests: number, onCassandra: boolean): string {
+  const us = (s: number): string => `${perSendUs(s, requests)} µs`;
+  return `node ${us(cpu.node)}${onCassandra ? `, cassandra ${us(cpu.cassandraRaw)} (net of idle ${us(cpu.cassandraNet)})` : ''}`;
+}
+
+interface Target {
+  name: string;
+  origin: string;
+  /** The node's pid, when the target is the node: its rounds are metered. */
+  pid?: number;
+}
 
 /** Node and bare measured against each other: warm-up each, then rounds in alternating order. */
 async function compareMix(
-  pair: [{ name: string; origin: string }, { name: string; origin: string }],
+  pair: [Target, Target],
   requests: MixRequest[],
   settings: BenchSettings,
   connections: number,
   log: (line: string) => void,
-): Promise<{ measurements: Measurement[]; requestsTo: Record<string, number> }> {
+  cassandra: CassandraCpu | null = null,
+): Promise<{ measurements: Measurement[]; requestsTo: Record<string, number>; cpu: ServerCpuUse }> {
   const requestsTo: Record<string, number> = {};
-  const load = async (t: { name: string; origin: string }, seconds: number): Promise<WrkResult> => {
+  /** CPU of the metered target over its measured rounds. */
+  let cpu = NO_CPU;
+  const load = async (t: Target, seconds: number): Promise<WrkResult> => {
     const r = await runWrkMix({ origin: t.origin, requests, connections, seconds });
     requestsTo[t.name] = (requestsTo[t.name] ?? 0) + r.requests;
     return r;
@@ -119,168 +129,318 @@ async function compareMix(
   for (let round = 1; round <= settings.rounds; round += 1) {
     for (const t of round % 2 === 1 ? pair : [pair[1], pair[0]]) {
       log(`measuring ${t.name}, round ${round}/${settings.rounds} (${settings.seconds}s, ${connections} connections)`);
-      const wrk = await load(t, settings.seconds);
-      log(`  ${t.name}: ${Math.round(wrk.requestsPerSecond)} req/s, p50 ${wrk.latencyMs.p50.toFixed(2)} ms, p99 ${wrk.latencyMs.p99.toFixed(2)} ms`);
+      let wrk: WrkResult;
+      let cpuNote = '';
+      if (t.pid === undefined) wrk = await load(t, settings.seconds);
+      else {
+        const m = await metered(t.pid, cassandra, () => load(t, settings.seconds));
+        wrk = m.result;
+        cpu = addCpu(cpu, m.cpu);
+        cpuNote = `; CPU per request: ${cpuPerRequest(m.cpu, wrk.requests, cassandra !== null)}`;
+      }
+      log(`  ${t.name}: ${Math.round(wrk.requestsPerSecond)} req/s, p50 ${wrk.latencyMs.p50.toFixed(2)} ms, p99 ${wrk.latencyMs.p99.toFixed(2)} ms${cpuNote}`);
       measurements.push({ target: t.name, round, wrk });
     }
   }
-  return { measurements, requestsTo };
+  return { measurements, requestsTo, cpu };
+}
+
+/** What one store's run works with: the node on it, the machine's token, the conversations. */
+interface StoreRun {
+  store: StoreKind;
+  node: ManagedProcess;
+  origin: string;
+  api: Api;
+  auth: Record<string, string>;
+  conversations: Conversation[];
+  /** The JVMs' CPU meter, when the store is Cassandra. */
+  cassandra: CassandraCpu | null;
+  settings: BenchSettings;
+  connections: number;
+  log: (line: string) => void;
+}
+
+/** Every (conversation, member) send, prebuilt for wrk and the fixed-rate generator. */
+function sendRequests(r: StoreRun): MixRequest[] {
+  const headers = { ...r.auth, 'Content-Type': 'application/json' };
+  return r.conversations.flatMap((c, i) => c.members.map((m) => ({ method: 'POST', path: `${BASE}/conversations/${c.id}/messages`, headers, body: sendBody(m, `c${i}`) })));
+}
+
+const storedMessages = async (r: StoreRun): Promise<number> => sum(await messageCounts(r.api, r.conversations));
+
+/** (a) Sends at the maximum rate, beside the bare server answering as many bytes; checks the store after. */
+async function maxRateSends(r: StoreRun, sends: MixRequest[], bareOrigin: string) {
+  const { settings, connections } = r;
+  const before = await storedMessages(r);
+  const a = await compareMix([{ name: 'send', origin: r.origin, pid: r.node.child.pid! }, { name: 'bare_post', origin: bareOrigin }], sends, settings, connections, r.log, r.cassandra);
+  const stored = (await storedMessages(r)) - before;
+  const answered = a.requestsTo.send ?? 0;
+  // wrk counts the answers it read; requests still in flight when it stopped may have been stored too.
+  const wrkRuns = settings.rounds + (settings.warmupSeconds > 0 ? 1 : 0);
+  if (stored < answered || stored > answered + connections * wrkRuns) {
+    throw new BenchError(`messages (${r.store}): wrk was answered for ${answered} sends but the store holds ${stored} new messages`);
+  }
+  const measuredSends = sum(a.measurements.filter((m) => m.target === 'send').map((m) => m.wrk.requests));
+  return { ...a, measuredSends };
+}
+
+/** (b) Latency at half of the maximum send rate, open loop; every answered send must be stored. */
+async function halfRateSends(r: StoreRun, sends: MixRequest[], bareOrigin: string, rate: number) {
+  const { settings, connections } = r;
+  const fixedWarmup = Math.min(2, Math.max(1, settings.warmupSeconds));
+  const measurements: Measurement[] = [];
+  const reports: Record<string, FixedRateReport[]> = { send_half_rate: [], bare_post_half_rate: [] };
+  const pair: Target[] = [{ name: 'send_half_rate', origin: r.origin, pid: r.node.child.pid! }, { name: 'bare_post_half_rate', origin: bareOrigin }];
+  const before = await storedMessages(r);
+  let toNode = 0;
+  let cpu = NO_CPU;
+  for (let round = 1; round <= settings.rounds; round += 1) {
+    for (const t of round % 2 === 1 ? pair : [pair[1]!, pair[0]!]) {
+      r.log(`measuring ${t.name}, round ${round}/${settings.rounds} (${rate} req/s fixed, ${settings.seconds}s after ${fixedWarmup}s unrecorded)`);
+      const run = () => runFixedRate({ origin: t.origin, requests: sends, rate, seconds: settings.seconds, warmupSeconds: fixedWarmup, connections, seed: round });
+      let result: Awaited<ReturnType<typeof run>>;
+      if (t.pid === undefined) result = await run();
+      else {
+        const m = await metered(t.pid, r.cassandra, run);
+        result = m.result;
+        cpu = addCpu(cpu, m.cpu);
+        toNode += result.report.completed + Math.round(rate * fixedWarmup);
+      }
+      const l = result.report.latencyMs;
+      const cpuNote = t.pid === undefined ? '' : `; CPU per request: ${cpuPerRequest(cpu, toNode, r.cassandra !== null)} (rounds so far)`;
+      r.log(`  ${t.name}: ${Math.round(result.report.requestsPerSecond)} req/s, p50 ${l.p50.toFixed(2)} ms, p99 ${l.p99.toFixed(2)} ms, max ${l.max.toFixed(2)} ms (generator lag p99 ${result.report.lagMs.p99.toFixed(2)} ms)${cpuNote}`);
+      measurements.push({ target: t.name, round, wrk: result.wrk });
+      reports[t.name]!.push(result.report);
+    }
+  }
+  const stored = (await storedMessages(r)) - before;
+  if (stored !== toNode) throw new BenchError(`messages (${r.store}): the fixed-rate runs were answered 2xx for ${toNode} sends but the store holds ${stored} new messages`);
+  return { measurements, reports, cpu, toNode };
+}
+
+/** (c) History pages, once every conversation holds at least a page, beside the bare server answering one. */
+async function historyPages(r: StoreRun) {
+  const counts = await messageCounts(r.api, r.conversations);
+  const missing = r.conversations.flatMap((c, i) => Array.from({ length: Math.max(0, PAGE - counts[i]!) }, (_, k) => ({ c, k, i })));
+  if (missing.length > 0) {
+    r.log(`topping up ${missing.length} messages so that every conversation has ${PAGE}`);
+    await inParallel(missing, 32, ({ c, k, i }) => expectOk(r.api, 'POST', `${BASE}/conversations/${c.id}/messages`, sendBody(c.members[k % c.members.length]!, `c${i}`)));
+  }
+  const reads: MixRequest[] = r.conversations.map((c) => ({ method: 'GET', path: `${BASE}/conversations/${c.id}/messages?limit=${PAGE}`, headers: r.auth }));
+  const pages = await inParallel(reads, 16, async (q) => {
+    const res = await expectOk(r.api, 'GET', q.path);
+    const items = (JSON.parse(res.text) as { items: unknown[] }).items;
+    if (items.length !== PAGE) throw new BenchError(`messages: ${q.path} answered ${items.length} messages, not ${PAGE}`);
+    return res.bytes;
+  });
+  const meanPage = sum(pages.map((p) => p.length)) / pages.length;
+  const page = pages.reduce((best, p) => (Math.abs(p.length - meanPage) < Math.abs(best.length - meanPage) ? p : best));
+  r.log(`history pages answer ${Math.min(...pages.map((p) => p.length))}-${Math.max(...pages.map((p) => p.length))} bytes; the bare server answers ${page.length}`);
+  const bare = await startBare('bare-get', page);
+  try {
+    const c = await compareMix([{ name: 'history', origin: r.origin }, { name: 'bare_get', origin: bare.baseUrl }], reads, r.settings, r.connections, r.log);
+    return { ...c, pageBytes: page.length };
+  } catch (err) {
+    // Error answers discard this phase, not the send figures measured and checked before it.
+    if (!(err instanceof BenchError)) throw err;
+    r.log(`history phase discarded: ${err.message}`);
+    // wrk counts error answers but does not say which; the same load again, from here, does.
+    const seen = await errorAnswers(r, reads, PROBE_SECONDS);
+    r.log(`the same pages for ${PROBE_SECONDS} s from the bench: ${seen}`);
+    return { discarded: `${err.message}; the same load again for ${PROBE_SECONDS} s: ${seen}`, pageBytes: page.length };
+  } finally {
+    await bare.process.stop();
+  }
+}
+
+const PROBE_SECONDS = 5;
+
+/**
+ * The error answers of `requests` sent by `r.connections` lanes for `seconds`: statuses counted,
+ * and the first body of each status, to say why a phase was discarded.
+ */
+async function errorAnswers(r: StoreRun, requests: MixRequest[], seconds: number): Promise<string> {
+  const deadline = performance.now() + seconds * 1000;
+  const statuses = new Map<number, { count: number; body: string }>();
+  let answers = 0;
+  const lane = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      const q = requests[Math.floor(Math.random() * requests.length)]!;
+      const res = await call(r.api, q.method, q.path).catch((e: unknown) => ({ status: -1, text: String(e) }));
+      answers += 1;
+      if (res.status >= 200 && res.status < 300) continue;
+      const seen = statuses.get(res.status) ?? { count: 0, body: res.text.slice(0, 300) };
+      seen.count += 1;
+      statuses.set(res.status, seen);
+    }
+  };
+  await Promise.all(Array.from({ length: r.connections }, lane));
+  if (statuses.size === 0) return `${answers} answers, all 2xx`;
+  return `${answers} answers; ${[...statuses].map(([status, s]) => `${s.count} x ${status === -1 ? 'no answer' : status} (first: ${s.body})`).join('; ')}`;
+}
+
+/** The node as `npm start` runs it, on SQLite in its data dir or on its own keyspace of the bench's Cassandra. */
+async function startNode(store: StoreKind, dataDir: string, cassandra: MeasuredCassandra | null, log: (line: string) => void): Promise<{ node: ManagedProcess; origin: string }> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const storeSettings = cassandra ? storeEnv(cassandraStore(cassandra.server, keyspaceOf())) : {};
+  log(`starting the chat node on ${origin} (${store}; data in ${dataDir}${cassandra ? `, keyspace ${keyspaceOf()}` : ''})`);
+  const node = await startTsx({ name: 'chat-node', file: 'dist/main.mjs', env: { ...nodeEnv(port, dataDir), ...storeSettings }, readyUrl: `${origin}/readyz`, timeoutMs: cassandra ? CASSANDRA_READY_MS : 60_000 });
+  return { node, origin };
+}
+
+/** A fresh keyspace per run keeps runs comparable; dropped after it. */
+const keyspaceOf = (): string => `bench_messages_${process.pid}`;
+
+/** The three phases against the node on one store; figures without the store's prefix. */
+async function runStore(store: StoreKind, settings: BenchSettings, connections: number, log: (line: string) => void, cassandra: MeasuredCassandra | null): Promise<ScenarioResult> {
+  const fixedWarmup = Math.min(2, Math.max(1, settings.warmupSeconds));
+  const planned = 2 * (settings.warmupSeconds + settings.rounds * settings.seconds) * 2 + 2 * settings.rounds * (settings.seconds + fixedWarmup);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-messages-'));
+  const removeDataDir = onExit(() => rmSync(dataDir, { recursive: true, force: true }));
+  let node: ManagedProcess | undefined;
+  let bare: BareServer | undefined;
+  try {
+    const started = await startNode(store, dataDir, cassandra, log);
+    node = started.node;
+    const { origin } = started;
+    const access = await devMachineToken({ idpBaseUrl: `${origin}/idp`, clientId: 'acme-support-backend', clientSecret: 'acme-support-backend-secret' });
+    const deadline = access.expiresAt ?? Date.now() + 3_600_000;
+    if (Date.now() + (planned + OVERHEAD_SECONDS) * 1000 > deadline) {
+      throw new BenchError(`messages: the machine token expires in ${Math.round((deadline - Date.now()) / 1000)}s, before the ~${planned + OVERHEAD_SECONDS}s run would end; lower BENCH_SECONDS or BENCH_ROUNDS`);
+    }
+    const auth = { Authorization: `Bearer ${access.token}` };
+    const api: Api = { origin, headers: auth };
+    log(`creating ${CONVERSATIONS} GROUP conversations`);
+    const run: StoreRun = { store, node, origin, api, auth, conversations: await createConversations(api), cassandra: cassandra?.cpu ?? null, settings, connections, log };
+
+    const sends = sendRequests(run);
+    const sample = await expectOk(api, 'POST', sends[0]!.path, sends[0]!.body);
+    log(`a send answers ${sample.bytes.length} bytes; starting the bare server answering as many`);
+    bare = await startBare('bare-post', sample.bytes);
+    const barePost = await fetch(bare.baseUrl + sends[0]!.path, { method: 'POST', headers: sends[0]!.headers, body: sends[0]!.body });
+    if (barePost.status !== 200 || Buffer.from(await barePost.arrayBuffer()).length !== sample.bytes.length) throw new BenchError('messages: the bare server does not answer the POST with the same size');
+
+    const a = await maxRateSends(run, sends, bare.baseUrl);
+    const rate = Math.max(1, Math.round(summarize(a.measurements, 'send').requestsPerSecond / 2));
+    const b = await halfRateSends(run, sends, bare.baseUrl, rate);
+    await bare.process.stop();
+    bare = undefined;
+    const c = await historyPages(run);
+
+    const figures = figuresOf({ a, b, c, rate, sendResponseBytes: sample.bytes.length, connections, cassandra: cassandra?.cpu ?? null });
+    figures.messages_stored = await storedMessages(run);
+    return {
+      measurements: [...a.measurements, ...b.measurements, ...('discarded' in c ? [] : c.measurements)],
+      figures,
+      goals: [
+        goal('send_ratio', figures.send_ratio!, '>=', GOALS.sendRatio),
+        goal('half_rate_p99_ms', figures.half_rate_p99_ms!, '<=', GOALS.halfRateP99Ms),
+        'discarded' in c ? goal('history_discarded', 1, '<=', 0) : goal('history_ratio', figures.history_ratio!, '>=', GOALS.historyRatio),
+      ],
+      notes: [...notesOf(store, connections, c.pageBytes), ...('discarded' in c ? [`history phase discarded: ${c.discarded}`] : [])],
+    };
+  } finally {
+    await Promise.all([node?.stop(), bare?.process.stop()]);
+    removeDataDir();
+    if (cassandra) await dropKeyspace(cassandra.server, keyspaceOf()).catch((e: unknown) => log(`could not drop ${keyspaceOf()}: ${String(e)}`));
+  }
+}
+
+type MaxRate = Awaited<ReturnType<typeof maxRateSends>>;
+type HalfRate = Awaited<ReturnType<typeof halfRateSends>>;
+type History = Awaited<ReturnType<typeof historyPages>>;
+
+const perSendUs = (cpuSeconds: number, sends: number): number => (sends > 0 ? Math.round((cpuSeconds / sends) * 1e6) : 0);
+
+function figuresOf(o: { a: MaxRate; b: HalfRate; c: History; rate: number; sendResponseBytes: number; connections: number; cassandra: CassandraCpu | null }): Record<string, number> {
+  const { a, b, c } = o;
+  const send = summarize(a.measurements, 'send');
+  const barePost = summarize(a.measurements, 'bare_post');
+  const halfNode = summarize(b.measurements, 'send_half_rate');
+  const halfBare = summarize(b.measurements, 'bare_post_half_rate');
+  const maxOf = (name: string): number => Math.max(...b.reports[name]!.map((r) => r.latencyMs.max));
+  const figures: Record<string, number> = {
+    conversations: CONVERSATIONS,
+    connections: o.connections,
+    send_body_bytes: SEND_BODY_BYTES,
+    send_response_bytes: o.sendResponseBytes,
+    page_bytes: c.pageBytes,
+    send_rps: Math.round(send.requestsPerSecond),
+    send_p50_ms: round2(send.p50Ms),
+    send_p99_ms: round2(send.p99Ms),
+    send_node_cpu_us: perSendUs(a.cpu.node, a.measuredSends),
+    bare_post_rps: Math.round(barePost.requestsPerSecond),
+    bare_post_p50_ms: round2(barePost.p50Ms),
+    bare_post_p99_ms: round2(barePost.p99Ms),
+    send_ratio: Math.round((send.requestsPerSecond / barePost.requestsPerSecond) * 1000) / 1000,
+    half_rate_rps: o.rate,
+    half_rate_p50_ms: round2(halfNode.p50Ms),
+    half_rate_p99_ms: round2(halfNode.p99Ms),
+    half_rate_max_ms: round2(maxOf('send_half_rate')),
+    half_rate_node_cpu_us: perSendUs(b.cpu.node, b.toNode),
+    bare_half_rate_p50_ms: round2(halfBare.p50Ms),
+    bare_half_rate_p99_ms: round2(halfBare.p99Ms),
+    bare_half_rate_max_ms: round2(maxOf('bare_post_half_rate')),
+    generator_lag_p99_ms: round2(Math.max(...Object.values(b.reports).flat().map((r) => r.lagMs.p99))),
+    ...historyFigures(c),
+  };
+  if (o.cassandra) {
+    Object.assign(figures, {
+      send_cassandra_cpu_us: perSendUs(a.cpu.cassandraRaw, a.measuredSends),
+      send_cassandra_net_cpu_us: perSendUs(a.cpu.cassandraNet, a.measuredSends),
+      half_rate_cassandra_cpu_us: perSendUs(b.cpu.cassandraRaw, b.toNode),
+      half_rate_cassandra_net_cpu_us: perSendUs(b.cpu.cassandraNet, b.toNode),
+      cassandra_idle_cores: Math.round(o.cassandra.idle * 1000) / 1000,
+    });
+  }
+  return figures;
+}
+
+function historyFigures(c: History): Record<string, number> {
+  if ('discarded' in c) return { history_discarded: 1 };
+  const history = summarize(c.measurements, 'history');
+  const bareGet = summarize(c.measurements, 'bare_get');
+  return {
+    history_rps: Math.round(history.requestsPerSecond),
+    history_p50_ms: round2(history.p50Ms),
+    history_p99_ms: round2(history.p99Ms),
+    bare_get_rps: Math.round(bareGet.requestsPerSecond),
+    bare_get_p50_ms: round2(bareGet.p50Ms),
+    bare_get_p99_ms: round2(bareGet.p99Ms),
+    history_ratio: Math.round((history.requestsPerSecond / bareGet.requestsPerSecond) * 1000) / 1000,
+  };
+}
+
+function notesOf(store: StoreKind, connections: number, pageBytes: number): string[] {
+  return [
+    `send_ratio = send req/s / bare POST req/s (wrk -t1 -c${connections}, a random conversation of ${CONVERSATIONS} and a random member per request, ${SEND_BODY_BYTES}-byte body, sent by a machine on behalf of the member)`,
+    `half_rate_*: open-loop fixed rate at half of send_rps, latency from the scheduled start (p50/p99: mean of rounds; max: worst round); bare_half_rate_* is the same generator against the bare server, the floor of the method`,
+    `*_node_cpu_us: the node's CPU (user + system, /proc) per send over the measured rounds (send_: at the maximum rate; half_rate_: at half of it, its unrecorded first seconds included)`,
+    ...(store === 'cassandra'
+      ? [`*_cassandra_cpu_us: the Cassandra JVM's CPU per send over the same rounds; *_net_*: less what it burns idle (cassandra_idle_cores, measured before the load) over their length; one node, replication factor 1, pinned beside the node`]
+      : []),
+    `history_ratio = history req/s / bare GET req/s (GET ?limit=${PAGE} of a random conversation; the bare server answers a ${pageBytes}-byte page)`,
+    `on ${os.availableParallelism()} CPUs; every send the generators were answered for is in the store (counted by paging every conversation's history)`,
+  ];
 }
 
 export const scenario: Scenario = {
   name: 'messages',
-  description: `sends (max rate, and latency at half of it, open loop) and history pages through the chat node, each vs a bare uWS server of the same answer size (goals: sends >= ${GOALS.sendRatio} x bare POST, p99 < ${GOALS.halfRateP99Ms} ms at half rate, history >= ${GOALS.historyRatio} x bare GET)`,
-  async run(settings, log) {
+  description: `sends (max rate, and latency at half of it, open loop) and history pages through the chat node, each vs a bare uWS server of the same answer size, on each store asked for (goals: sends >= ${GOALS.sendRatio} x bare POST, p99 < ${GOALS.halfRateP99Ms} ms at half rate, history >= ${GOALS.historyRatio} x bare GET)`,
+  usage: STORES_USAGE,
+  async run(settings, log, args) {
+    const stores = parseStores('messages', args);
     const connections = process.env.BENCH_CONNECTIONS ? settings.connections : DEFAULT_CONNECTIONS;
-    const fixedWarmup = Math.min(2, Math.max(1, settings.warmupSeconds));
-    const planned = 2 * (settings.warmupSeconds + settings.rounds * settings.seconds) * 2 + 2 * settings.rounds * (settings.seconds + fixedWarmup);
-
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-messages-'));
-    const removeDataDir = onExit(() => rmSync(dataDir, { recursive: true, force: true }));
-    let node: ManagedProcess | undefined;
-    let bare: BareServer | undefined;
-    try {
-      const port = await freePort();
-      const origin = `http://127.0.0.1:${port}`;
-      buildNode(log);
-      log(`starting the chat node on ${origin} (data in ${dataDir})`);
-      node = await startTsx({ name: 'chat-node', file: 'dist/main.mjs', env: nodeEnv(port, dataDir), readyUrl: `${origin}/readyz`, timeoutMs: 60_000 });
-
-      const access = await devMachineToken({ idpBaseUrl: `${origin}/idp`, clientId: 'acme-support-backend', clientSecret: 'acme-support-backend-secret' });
-      const deadline = access.expiresAt ?? Date.now() + 3_600_000;
-      if (Date.now() + (planned + OVERHEAD_SECONDS) * 1000 > deadline) {
-        throw new BenchError(`messages: the machine token expires in ${Math.round((deadline - Date.now()) / 1000)}s, before the ~${planned + OVERHEAD_SECONDS}s run would end; lower BENCH_SECONDS or BENCH_ROUNDS`);
-      }
-      const auth = { Authorization: `Bearer ${access.token}` };
-      const api: Api = { origin, headers: auth };
-
-      // Conversations: GROUPs of three users, created by the machine (no actor: it lists every member).
-      log(`creating ${CONVERSATIONS} GROUP conversations`);
-      const conversations = await inParallel(Array.from({ length: CONVERSATIONS }, (_, i) => i), 16, async (i) => {
-        const members = Array.from({ length: MEMBERS_PER_CONVERSATION }, (_, k) => USERS[(i + k) % USERS.length]!);
-        const res = JSON.parse((await expectOk(api, 'POST', `${BASE}/conversations`, { type: 'GROUP', name: `bench ${i}`, member_user_ids: members })).text) as { conversation_id: string };
-        return { id: res.conversation_id, members };
-      });
-
-      // (a) Sends at the maximum rate.
-      const sends: MixRequest[] = conversations.flatMap((c, i) =>
-        c.members.map((m) => ({ method: 'POST', path: `${BASE}/conversations/${c.id}/messages`, headers: { ...auth, 'Content-Type': 'application/json' }, body: sendBody(m, `c${i}`) })),
-      );
-      const sample = await expectOk(api, 'POST', sends[0]!.path, sends[0]!.body);
-      log(`a send answers ${sample.bytes.length} bytes; starting the bare server answering as many`);
-      bare = await startBare('bare-post', sample.bytes);
-      const bareOrigin = bare.baseUrl;
-      const barePost = await fetch(bareOrigin + sends[0]!.path, { method: 'POST', headers: sends[0]!.headers, body: sends[0]!.body });
-      if (barePost.status !== 200 || Buffer.from(await barePost.arrayBuffer()).length !== sample.bytes.length) throw new BenchError('messages: the bare server does not answer the POST with the same size');
-
-      const before = sum(await lastSeqs(api, conversations));
-      const a = await compareMix([{ name: 'send', origin }, { name: 'bare_post', origin: bareOrigin }], sends, settings, connections, log);
-      const afterA = sum(await lastSeqs(api, conversations));
-      const answeredA = a.requestsTo.send ?? 0;
-      // wrk counts the answers it read; requests still in flight when it stopped may have been stored too.
-      const wrkRuns = settings.rounds + (settings.warmupSeconds > 0 ? 1 : 0);
-      if (afterA - before < answeredA || afterA - before > answeredA + connections * wrkRuns) {
-        throw new BenchError(`messages: wrk was answered for ${answeredA} sends but the store holds ${afterA - before} new messages`);
-      }
-      const sendSummary = summarize(a.measurements, 'send');
-      const barePostSummary = summarize(a.measurements, 'bare_post');
-
-      // (b) Latency at half of the maximum send rate, open loop.
-      const rate = Math.max(1, Math.round(sendSummary.requestsPerSecond / 2));
-      const fixedMeasurements: Measurement[] = [];
-      const reports: Record<string, FixedRateReport[]> = { send_half_rate: [], bare_post_half_rate: [] };
-      const pairB = [{ name: 'send_half_rate', origin }, { name: 'bare_post_half_rate', origin: bareOrigin }];
-      let fixedToNode = 0;
-      for (let round = 1; round <= settings.rounds; round += 1) {
-        for (const t of round % 2 === 1 ? pairB : [pairB[1]!, pairB[0]!]) {
-          log(`measuring ${t.name}, round ${round}/${settings.rounds} (${rate} req/s fixed, ${settings.seconds}s after ${fixedWarmup}s unrecorded)`);
-          const r = await runFixedRate({ origin: t.origin, requests: sends, rate, seconds: settings.seconds, warmupSeconds: fixedWarmup, connections, seed: round });
-          log(`  ${t.name}: ${Math.round(r.report.requestsPerSecond)} req/s, p50 ${r.report.latencyMs.p50.toFixed(2)} ms, p99 ${r.report.latencyMs.p99.toFixed(2)} ms, max ${r.report.latencyMs.max.toFixed(2)} ms (generator lag p99 ${r.report.lagMs.p99.toFixed(2)} ms)`);
-          fixedMeasurements.push({ target: t.name, round, wrk: r.wrk });
-          reports[t.name]!.push(r.report);
-          if (t.name === 'send_half_rate') fixedToNode += r.report.completed + Math.round(rate * fixedWarmup);
-        }
-      }
-      const afterB = sum(await lastSeqs(api, conversations));
-      if (afterB - afterA !== fixedToNode) {
-        throw new BenchError(`messages: the fixed-rate runs were answered 2xx for ${fixedToNode} sends but the store holds ${afterB - afterA} new messages`);
-      }
-      await bare.process.stop();
-      bare = undefined;
-
-      // (c) History pages: every conversation first gets at least PAGE messages.
-      const seqs = await lastSeqs(api, conversations);
-      const missing = conversations.flatMap((c, i) => Array.from({ length: Math.max(0, PAGE - seqs[i]!) }, (_, k) => ({ c, k, i })));
-      if (missing.length > 0) {
-        log(`topping up ${missing.length} messages so that every conversation has ${PAGE}`);
-        await inParallel(missing, 32, ({ c, k, i }) => expectOk(api, 'POST', `${BASE}/conversations/${c.id}/messages`, sendBody(c.members[k % c.members.length]!, `c${i}`)));
-      }
-      const reads: MixRequest[] = conversations.map((c) => ({ method: 'GET', path: `${BASE}/conversations/${c.id}/messages?limit=${PAGE}`, headers: auth }));
-      const pages = await inParallel(reads, 16, async (r) => {
-        const res = await expectOk(api, 'GET', r.path);
-        const items = (JSON.parse(res.text) as { items: unknown[] }).items;
-        if (items.length !== PAGE) throw new BenchError(`messages: ${r.path} answered ${items.length} messages, not ${PAGE}`);
-        return res.bytes;
-      });
-      const meanPage = sum(pages.map((p) => p.length)) / pages.length;
-      const page = pages.reduce((best, p) => (Math.abs(p.length - meanPage) < Math.abs(best.length - meanPage) ? p : best));
-      log(`history pages answer ${Math.min(...pages.map((p) => p.length))}-${Math.max(...pages.map((p) => p.length))} bytes; the bare server answers ${page.length}`);
-      bare = await startBare('bare-get', page);
-      const c = await compareMix([{ name: 'history', origin }, { name: 'bare_get', origin: bare.baseUrl }], reads, settings, connections, log);
-      const historySummary = summarize(c.measurements, 'history');
-      const bareGetSummary = summarize(c.measurements, 'bare_get');
-
-      const halfNode = summarize(fixedMeasurements, 'send_half_rate');
-      const halfBare = summarize(fixedMeasurements, 'bare_post_half_rate');
-      const maxOf = (name: string): number => Math.max(...reports[name]!.map((r) => r.latencyMs.max));
-      const figures: Record<string, number> = {
-        conversations: CONVERSATIONS,
-        connections,
-        send_body_bytes: SEND_BODY_BYTES,
-        send_response_bytes: sample.bytes.length,
-        page_bytes: page.length,
-        send_rps: Math.round(sendSummary.requestsPerSecond),
-        send_p50_ms: round2(sendSummary.p50Ms),
-        send_p99_ms: round2(sendSummary.p99Ms),
-        bare_post_rps: Math.round(barePostSummary.requestsPerSecond),
-        bare_post_p50_ms: round2(barePostSummary.p50Ms),
-        bare_post_p99_ms: round2(barePostSummary.p99Ms),
-        send_ratio: Math.round((sendSummary.requestsPerSecond / barePostSummary.requestsPerSecond) * 1000) / 1000,
-        half_rate_rps: rate,
-        half_rate_p50_ms: round2(halfNode.p50Ms),
-        half_rate_p99_ms: round2(halfNode.p99Ms),
-        half_rate_max_ms: round2(maxOf('send_half_rate')),
-        bare_half_rate_p50_ms: round2(halfBare.p50Ms),
-        bare_half_rate_p99_ms: round2(halfBare.p99Ms),
-        bare_half_rate_max_ms: round2(maxOf('bare_post_half_rate')),
-        generator_lag_p99_ms: round2(Math.max(...Object.values(reports).flat().map((r) => r.lagMs.p99))),
-        history_rps: Math.round(historySummary.requestsPerSecond),
-        history_p50_ms: round2(historySummary.p50Ms),
-        history_p99_ms: round2(historySummary.p99Ms),
-        bare_get_rps: Math.round(bareGetSummary.requestsPerSecond),
-        bare_get_p50_ms: round2(bareGetSummary.p50Ms),
-        bare_get_p99_ms: round2(bareGetSummary.p99Ms),
-        history_ratio: Math.round((historySummary.requestsPerSecond / bareGetSummary.requestsPerSecond) * 1000) / 1000,
-        messages_stored: sum(await lastSeqs(api, conversations)),
-      };
-      return {
-        measurements: [...a.measurements, ...fixedMeasurements, ...c.measurements],
-        figures,
-        goals: [
-          goal('send_ratio', figures.send_ratio!, '>=', GOALS.sendRatio),
-          goal('half_rate_p99_ms', figures.half_rate_p99_ms!, '<=', GOALS.halfRateP99Ms),
-          goal('history_ratio', figures.history_ratio!, '>=', GOALS.historyRatio),
-        ],
-        notes: [
-          `send_ratio = send req/s / bare POST req/s (wrk -t1 -c${connections}, a random conversation of ${CONVERSATIONS} and a random member per request, ${SEND_BODY_BYTES}-byte body, sent by a machine on behalf of the member)`,
-          `half_rate_*: open-loop fixed rate at half of send_rps, latency from the scheduled start (p50/p99: mean of rounds; max: worst round); bare_half_rate_* is the same generator against the bare server, the floor of the method`,
-          `history_ratio = history req/s / bare GET req/s (GET ?limit=${PAGE} of a random conversation; the bare server answers a ${page.length}-byte page)`,
-          `on ${os.availableParallelism()} CPUs; every send the generators were answered for is in the store (checked by seq)`,
-        ],
-      };
-    } finally {
-      await Promise.all([node?.stop(), bare?.process.stop()]);
-      removeDataDir();
+    buildNode(log);
+    const results: ScenarioResult[] = [];
+    const storeLog = (store: StoreKind) => (line: string): void => log(`${store} store: ${line}`);
+    // SQLite first, before any JVM runs beside the node: its figures are those of a node alone.
+    if (stores.includes('sqlite')) results.push(underStore('sqlite', stores, await runStore('sqlite', settings, connections, storeLog('sqlite'), null)));
+    if (stores.includes('cassandra')) {
+      const result = await usingCassandra(log, (c) => runStore('cassandra', settings, connections, storeLog('cassandra'), c));
+      results.push(underStore('cassandra', stores, result));
     }
+    return mergeResults(results);
   },
 };

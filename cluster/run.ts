@@ -44,10 +44,13 @@ async function up(args: Args): Promise<void> {
     dir,
     nodes: args.nodes,
     port: args.port,
+    redisCluster: args.redisCluster,
     runtime: args.tsx ? 'tsx' : 'dist',
     fixturePath: args.fixture ?? DEFAULT_FIXTURE,
     launcherPid: process.pid,
     log,
+    store: args.store,
+    cassandraNodes: args.cassandraNodes,
   });
   process.stdout.write(`${summary(state)}\nCtrl-C stops everything; from another shell: npm run cluster -- down --dir ${args.dir}\n`);
   const watcher = watch(dir);

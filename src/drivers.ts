@@ -1,7 +1,8 @@
 /**
  * The drivers a node runs, chosen by configuration (README's table, docs/deploy.md): a cluster
  * of one runs everything in process; `CHAT_CLUSTER=redis` puts the bus, presence and rate limits
- * on Redis. The store is SQLite (one file; shared between the nodes of one machine in a test
+ * on Redis: one server (CHAT_REDIS_URL) or a Redis Cluster (CHAT_REDIS_CLUSTER_NODES), the same
+ * drivers on both. The store is SQLite (one file; shared between the nodes of one machine in a test
  * cluster) or Cassandra.
  *
  * The bus's work queue carries only push jobs, so its retry policy is the push one: backoff that
@@ -17,6 +18,7 @@ import { pushRetryPolicy } from './push/index.ts';
 import { createPresence, type Presence } from './presence/index.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { redisFactory, type RedisFactory } from './redis/client.ts';
+import type { RedisHealth } from './redis/health.ts';
 import { createStore, sqliteStorePath, type ChatStore } from './store/index.ts';
 
 export interface Drivers {
@@ -31,11 +33,14 @@ export interface Drivers {
 export interface DriverHooks {
   onBusListenerError: (error: unknown, channel: string) => void;
   onPushGiveUp: (job: unknown, error: unknown) => void;
+  /** Tracks every Redis connection the node opens (metrics). */
+  redisHealth?: RedisHealth;
 }
 
 export async function openDrivers(cfg: Config, hooks: DriverHooks): Promise<Drivers> {
   const cluster = cfg.cluster;
-  const redis = cluster.mode === 'redis' ? redisFactory({ url: cluster.redisUrl, keyPrefix: cluster.keyPrefix }) : null;
+  const connect = cluster.mode === 'redis' ? redisFactory({ url: cluster.redisUrl, clusterNodes: cluster.redisClusterNodes, keyPrefix: cluster.keyPrefix }) : null;
+  const redis = connect && hooks.redisHealth ? hooks.redisHealth.wrap(connect) : connect;
   const keyPrefix = cluster.mode === 'redis' ? cluster.keyPrefix : '';
   const need = (what: string): RedisFactory => {
     if (redis === null) throw new Error(`${what} on Redis needs CHAT_CLUSTER=redis`);
@@ -53,7 +58,20 @@ export async function openDrivers(cfg: Config, hooks: DriverHooks): Promise<Driv
       : createPresence({ driver: 'memory', windowMs: cfg.presence.windowMs });
   const bus: ChatBus =
     cluster.mode === 'redis'
-      ? createBus({ driver: 'redis', redis: need('the bus'), keyPrefix, nodeId: cluster.nodeId, window: cfg.busWindow, onListenerError: hooks.onBusListenerError, onGiveUp: hooks.onPushGiveUp, retry: pushRetryPolicy })
+      ? createBus({
+          driver: 'redis',
+          redis: need('the bus'),
+          keyPrefix,
+          nodeId: cluster.nodeId,
+          window: cfg.busWindow,
+          ...(cluster.redisJobShards === null ? {} : { jobShards: cluster.redisJobShards }),
+          // GROUP and DIRECT events reach their members' own channels: one fan log entry each.
+          ...(cluster.redisFanShards === 0 ? {} : { fan: { shards: cluster.redisFanShards, fanned: (channel: string) => channel.startsWith('user:') } }),
+          ...(cluster.redisPubSub === null ? {} : { shardedPubSub: cluster.redisPubSub === 'sharded' }),
+          onListenerError: hooks.onBusListenerError,
+          onGiveUp: hooks.onPushGiveUp,
+          retry: pushRetryPolicy,
+        })
       : createBus({ driver: 'local', window: cfg.busWindow, onListenerError: hooks.onBusListenerError, onGiveUp: hooks.onPushGiveUp, retry: pushRetryPolicy });
   return { redis, store, bus, presence, rateLimiter };
 }

@@ -1,6 +1,7 @@
 /** `npm start`: one chat node from environment configuration; SIGTERM/SIGINT stop it gracefully. */
 import { ConfigError, loadConfig } from './config/index.ts';
 import { startNode } from './node.ts';
+import { SchemaTooNewError } from './store/errors.ts';
 
 let config;
 try {
@@ -13,7 +14,19 @@ try {
   throw err;
 }
 
-const node = await startNode(config);
+let node;
+try {
+  node = await startNode(config);
+} catch (err) {
+  // A store written by a newer release: refusing is the point, so one line, not a stack.
+  if (err instanceof SchemaTooNewError) {
+    process.stderr.write(`chat node not started: ${err.message}\n`);
+    process.exit(2);
+  }
+  throw err;
+}
+// For a person at a terminal (the JSON log line says it too): where to point the browser.
+process.stderr.write(node.webAppUrl ? `\nChat web app: ${node.webAppUrl}\n\n` : '\nThe web app is not built: npm run build (npm start does it).\n\n');
 let stopping = false;
 // The store's writer thread ended: no write can succeed, so exit for the supervisor to restart us.
 void node.failed.then(() => {

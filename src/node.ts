@@ -3,21 +3,24 @@
  * `npm start` runs this through src/main.ts; tests start it as a child process the same way.
  */
 import uWS, { type TemplatedApp, type us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-import { buildOpenApi } from './api/openapi.ts';
-import { ROUTES } from './api/routes/index.ts';
+import { openApiText } from './api/openapi.ts';
+import { ROUTES, WEB_SIGN_IN_PREFIX, WEB_SIGN_IN_ROUTES } from './api/routes/index.ts';
 import type { Services } from './api/services.ts';
 import { PageCache } from './api/page-cache.ts';
 import { registerPageCacheMetrics, registerStoreMemoMetrics } from './api/page-cache-metrics.ts';
 import { API_PREFIX, type Config } from './config/index.ts';
 import { ApiError } from './errors/catalog.ts';
 import { Edge } from './http/edge.ts';
+import { refuseMalformed } from './http/framing.ts';
+import { checkHeaderLimit } from './http/header-limit.ts';
 import { sendError, type Exchange } from './http/respond.ts';
+import { notFoundAtRoot, serveOpenApi } from './http/operational.ts';
 import { createIdentityDirectory } from './identity/index.ts';
 import { IdentityService } from './identity/identity-service.ts';
 import { createLogger, type Logger } from './log/index.ts';
 import { Metrics } from './metrics/index.ts';
 import { loadVapidKeys } from './push/vapid.ts';
-import { createPushSenders, PushWorker, registerPushMetrics } from './push/index.ts';
+import { createPushSenders, PushGiveUps, PushWorker, registerPushMetrics } from './push/index.ts';
 import { ActorHost } from './actors/index.ts';
 import { openDrivers } from './drivers.ts';
 import { startSharding } from './sharding/index.ts';
@@ -31,11 +34,20 @@ import { readableConversations } from './realtime/readable.ts';
 import { SqliteChatStore } from './store/sqlite/sqlite-store.ts';
 import { ThreadedSqliteStore } from './store/sqlite/writer-thread.ts';
 import { registerStoreWriteMetrics } from './metrics/store-metrics.ts';
+import { WebSignIn } from './identity/web-sign-in.ts';
+import { mountWebApp, WEB_APP_PATH } from './web/static-app.ts';
+import { PROJECT_ROOT } from './config/paths.ts';
+import path from 'node:path';
+import { registerCassandraMetrics, registerRedisMetrics } from './metrics/driver-metrics.ts';
+import { RedisHealth } from './redis/health.ts';
+import { CassandraChatStore } from './store/cassandra/cassandra-store.ts';
 
 export interface RunningNode {
   port: number;
   metricsPort: number;
   publicBaseUrl: string;
+  /** The web app's address, or null when it is not built (dist/web). */
+  webAppUrl: string | null;
   log: Logger;
   /** Stops taking requests, waits for those in flight (up to the grace period), closes drivers. */
   close(): Promise<void>;
@@ -60,19 +72,26 @@ export async function startNode(config: Config): Promise<RunningNode> {
   const publicBaseUrl = config.publicBaseUrlExplicit ? config.publicBaseUrl : `http://${config.host}:${port}${API_PREFIX}`;
   const cfg: Config = Object.assign({}, config, { port, publicBaseUrl });
 
-  const { directory, mount } = await createIdentityDirectory(cfg, log);
-  mount?.(app);
+  const { directory, oauth, mount } = await createIdentityDirectory(cfg, log);
+  const publicOrigin = publicBaseUrl.slice(0, -API_PREFIX.length);
+  // The embedded IdP's requests are counted with the API's (route label `/idp/...`).
+  mount?.(app, (route, method, status, seconds) => metrics.observeRequest(route, method, status, seconds));
   const identity = new IdentityService(directory, {
     cacheTtlMs: cfg.identityCacheTtlMs,
     revocationPollMs: cfg.revocationPollMs,
     tokenCacheSize: cfg.tokenCacheSize,
   }, metrics, log);
   await identity.start();
+  const pushGiveUps = new PushGiveUps(log);
+  const redisHealth = new RedisHealth();
   const drivers = await openDrivers(cfg, {
+    redisHealth,
     onBusListenerError: (err, channel) => log.warn({ err: (err as Error).message, channel }, 'bus listener failed'),
-    onPushGiveUp: (_job, err) => log.warn({ err: (err as Error).message }, 'push job given up'),
+    onPushGiveUp: pushGiveUps.handle,
   });
   const { store, bus, presence, rateLimiter } = drivers;
+  if (drivers.redis) registerRedisMetrics(metrics.registry, redisHealth);
+  if (store instanceof CassandraChatStore && store.driverHealth) registerCassandraMetrics(metrics.registry, store.driverHealth);
   const vapid = loadVapidKeys(cfg.webPush, cfg.dataDir);
   const cursors = new CursorCodec(loadCursorSecret(cfg.cursorSecret, cfg.dataDir));
   // The service learns its users' profiles from the IdP as they call (display names in history,
@@ -92,7 +111,6 @@ export async function startNode(config: Config): Promise<RunningNode> {
       ? { lease: redisRetentionLease(retentionRedis, `${cfg.cluster.keyPrefix}retention:lease`, cfg.cluster.nodeId, cfg.retentionIntervalMs) }
       : {}),
   });
-  const openapi = buildOpenApi(ROUTES);
   // Push jobs are enqueued only when this node's push worker consumes them (no web push, FCM or
   // APNs configured: no worker, no jobs kept). Delivery runs off the send path.
   const senders = createPushSenders({ vapid, fcm: cfg.webPush.fcm, apns: cfg.webPush.apns, timeoutMs: cfg.webPush.timeoutMs, caFile: cfg.webPush.caFile });
@@ -108,10 +126,10 @@ export async function startNode(config: Config): Promise<RunningNode> {
       })
     : null;
   if (pushWorker) {
-    registerPushMetrics(metrics.registry, pushWorker.stats);
+    registerPushMetrics(metrics.registry, pushWorker.stats, pushGiveUps, () => actors.stats().pushJobsSkippedOnline);
     pushWorker.start();
   }
-  const actors = new ActorHost({ store, bus, enqueuePush: pushOn, log: { warn: (obj, msg) => log.warn(obj, msg) } });
+  const actors = new ActorHost({ store, bus, enqueuePush: pushOn, presence, log: { warn: (obj, msg) => log.warn(obj, msg) } });
   // In a cluster, conversation operations go to the owning node (ring over Redis membership);
   // the local host runs what this node owns.
   const cluster = cfg.cluster;
@@ -144,13 +162,23 @@ export async function startNode(config: Config): Promise<RunningNode> {
     registerStoreMemoMetrics(metrics.registry, { gate: () => store.gateCacheStats(), push_devices: () => store.deviceCacheStats(), profiles: () => store.profileCacheStats() });
     registerStoreWriteMetrics(metrics.registry, store);
   }
-  const services: Services = { config: cfg, identity, vapid, store, cursors, actors: sharding?.actors ?? actors, bus, presence, pages, openapi: () => openapi };
+  const services: Services = { config: cfg, identity, vapid, store, cursors, actors: sharding?.actors ?? actors, bus, presence, pages };
+  // Idempotency-Key claims are owned by this process: in a cluster, its membership instance, and
+  // another node's claim is taken over once that node leaves the view (http/idempotency.ts).
+  if (sharding) services.claimOwner = () => sharding.membership.claimOwner();
   // The realtime stream: credentials signed with a secret every node shares; one hub per node.
   const realtimeCredentials = new RealtimeCredentials(loadRealtimeSecret(cfg.realtime.secret, cfg.dataDir));
   services.realtime = realtimeCredentials;
-  const hub = new Hub(bus, { keepAliveMs: cfg.realtime.keepAliveMs, onError: (err, channel) => log.warn({ err: (err as Error).message, channel }, 'realtime delivery failed') });
+  services.signIn = new WebSignIn(oauth, { clientId: cfg.web.clientId, appUrl: `${publicOrigin}${WEB_APP_PATH}` });
+  const hub = new Hub(bus, {
+    keepAliveMs: cfg.realtime.keepAliveMs,
+    maxStreams: cfg.realtime.maxStreams,
+    maxStreamsPerUser: cfg.realtime.maxStreamsPerUser,
+    onError: (err, channel) => log.warn({ err: (err as Error).message, channel }, 'realtime delivery failed'),
+  });
   metrics.observeStreams(hub);
   edge = new Edge(ROUTES, { config: cfg, identity, rateLimiter, metrics, log, services });
+  const signInEdge = new Edge(WEB_SIGN_IN_ROUTES, { config: cfg, identity, rateLimiter, metrics, log, services, prefix: WEB_SIGN_IN_PREFIX });
 
   const live = edge;
   app.get(
@@ -160,30 +188,38 @@ export async function startNode(config: Config): Promise<RunningNode> {
       bus,
       credentials: realtimeCredentials,
       readable: readableConversations(store),
-      options: { maxBufferedBytes: cfg.realtime.maxBufferedBytes, retryMs: 3000 },
+      options: { maxBufferedBytes: cfg.realtime.maxBufferedBytes, retryMs: 3000, bodyLimitBytes: cfg.bodyLimitBytes, flushMs: cfg.realtime.flushMs },
       onError: (err) => log.warn({ err: (err as Error).message }, 'realtime resume failed'),
     }),
   );
   app.any(`${API_PREFIX}/*`, live.handle);
   app.any(API_PREFIX, live.handle);
-  app.get('/healthz', (res) => {
+  app.any('/auth/*', signInEdge.handle);
+  app.get('/healthz', (res, req) => {
+    if (refuseMalformed(res, req)) return;
     res.writeHeader('Content-Type', 'application/json').end('{"status":"ok"}');
   });
-  app.get('/readyz', (res) => {
+  app.get('/readyz', (res, req) => {
+    if (refuseMalformed(res, req)) return;
     if (ready) res.writeHeader('Content-Type', 'application/json').end('{"status":"ready"}');
     else res.writeStatus('503 Service Unavailable').writeHeader('Content-Type', 'application/json').end('{"status":"not_ready"}');
   });
+  serveOpenApi(app, openApiText(ROUTES));
+  // The web app: static files from memory on routes of their own (src/web/static-app.ts).
+  const web = mountWebApp(app, { dir: path.join(PROJECT_ROOT, 'dist/web'), connectOrigins: [publicOrigin] });
   app.any('/*', (res, req) => {
+    if (refuseMalformed(res, req)) return;
     const ex: Exchange = { res, aborted: false, done: false, headers: {}, status: 0 };
     res.onAborted(() => (ex.aborted = true));
     const url = req.getUrl();
-    sendError(ex, new ApiError('not_found', `no route for ${req.getMethod().toUpperCase()} ${url}; the API lives under ${API_PREFIX}`), url);
+    sendError(ex, new ApiError('not_found', notFoundAtRoot(cfg, req.getMethod().toUpperCase(), url)), url);
   });
 
   const metricsServer = await metrics.listen(cfg.metricsHost, cfg.metricsPort);
+  const headerSectionLimit = checkHeaderLimit(log);
   ready = true;
   log.info(
-    { port, metrics_port: metricsServer.port, public_base_url: publicBaseUrl, drivers: { identity: directory.driver, rate_limit: rateLimiter.driver, store: store.driver, presence: presence.driver, bus: bus.driver }, cluster: cfg.cluster.mode, node_id: cluster.mode === 'redis' ? cluster.nodeId : null, internal_port: sharding?.internalPort ?? null, web_push: vapid.publicKey !== '', push: Object.keys(senders) },
+    { port, metrics_port: metricsServer.port, header_section_limit: headerSectionLimit, public_base_url: publicBaseUrl, web_app: web.files > 0 ? `${publicOrigin}${WEB_APP_PATH}` : 'not built (npm run build)', drivers: { identity: directory.driver, rate_limit: rateLimiter.driver, store: store.driver, presence: presence.driver, bus: bus.driver }, cluster: cfg.cluster.mode, node_id: cluster.mode === 'redis' ? cluster.nodeId : null, internal_port: sharding?.internalPort ?? null, web_push: vapid.publicKey !== '', push: Object.keys(senders) },
     'chat node listening',
   );
 
@@ -192,6 +228,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
     port,
     metricsPort: metricsServer.port,
     publicBaseUrl,
+    webAppUrl: web.files > 0 ? `${publicOrigin}${WEB_APP_PATH}` : null,
     log,
     failed,
     close() {
@@ -202,9 +239,10 @@ export async function startNode(config: Config): Promise<RunningNode> {
         await sharding?.leave().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'leaving the ring failed'));
         uWS.us_listen_socket_close(listenSocket);
         live.draining = true;
+        signInEdge.draining = true;
         hub.close();
         const deadline = Date.now() + cfg.shutdownGraceMs;
-        while (live.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        while (live.inflight + signInEdge.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         if (live.inflight > 0) log.warn({ inflight: live.inflight }, 'shutdown grace period over with requests in flight');
         await retention.stop();
         retentionRedis?.disconnect();

@@ -46,6 +46,19 @@ describe('members', () => {
     assertErrorBody(await call('GET', `/conversations/${g}/messages`, tok.frank!), 403, 'not_conversation_member');
   });
 
+  test('groups.manage alone adds to a GROUP the caller is not in, as it removes; without it a non-member is refused', async () => {
+    const g = await create(tok.bob!, { type: 'GROUP', name: 'managed from outside', member_user_ids: ['frank'] });
+    // carol is app_moderator (groups.manage) and not a member.
+    const added = await call('POST', `/conversations/${g}/members`, tok.carol!, { user_id: 'alice' });
+    assert.equal(added.status, 201, added.text);
+    assert.equal(added.json().user_id, 'alice');
+    assert.equal((await call('DELETE', `/conversations/${g}/members/alice`, tok.carol!)).status, 204);
+    // grace holds no groups.manage and is not a member.
+    assertErrorBody(await call('POST', `/conversations/${g}/members`, tok.grace!, { user_id: 'alice' }), 403, 'not_conversation_member');
+    const members = await call('GET', `/conversations/${g}/members`, tok.bob!);
+    assert.deepEqual((members.json().items as { user_id: string }[]).map((m) => m.user_id).sort(), ['bob', 'frank']);
+  });
+
   test('DIRECT members never change', async () => {
     const d = await create(tok.bob!, { type: 'DIRECT', member_user_ids: ['frank'] });
     assertErrorBody(await call('POST', `/conversations/${d}/members`, tok.bob!, { user_id: 'carol' }), 422, 'direct_conversation_immutable');
@@ -58,17 +71,6 @@ describe('members', () => {
     assert.equal(joined.status, 201, joined.text);
     assertErrorBody(await call('POST', `/conversations/${ch}/members`, tok.frank!, { user_id: 'bob' }), 403, 'missing_capability');
     assert.equal((await call('POST', `/conversations/${ch}/members`, tok.carol!, { user_id: 'bob' })).status, 201);
-  });
-
-  test('machines add with profile hints, which fill only what the IdP does not know', async () => {
-    const g = await create(tok.machine!, { type: 'GROUP', name: 'm', member_user_ids: ['bob'], actor_user_id: 'bob' });
-    // frank has no display name in the IdP: the hint fills it.
-    const frank = await call('POST', `/conversations/${g}/members`, tok.machine!, { user_id: 'frank', display_name: 'Frank (hint)', avatar_url: 'https://img.example/f.png' });
-    assert.equal(frank.status, 201, frank.text);
-    assert.equal(frank.json().display_name, 'Frank (hint)');
-    // grace has one: the IdP's answer stands.
-    const grace = await call('POST', `/conversations/${g}/members`, tok.machine!, { user_id: 'grace', display_name: 'G. (hint)' });
-    assert.equal(grace.json().display_name, 'Grace Green');
   });
 });
 

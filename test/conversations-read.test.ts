@@ -125,6 +125,12 @@ describe('GET one conversation, its messages and members', () => {
   });
 
   test('history is newest first, with the tombstone, paged by cursor', async () => {
+    // Carol's calls above taught the node her profile; that write is not on the calls' path (best
+    // effort, node.ts onProfile), so on a busy machine it may land a moment after them.
+    for (let tries = 0; (await store.profiles.get('acme', ['carol']))[0]?.display_name == null; tries += 1) {
+      assert.ok(tries < 100, "carol's profile is stored within 5 s of her calls");
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const first = await get(`/conversations/${ids.direct}/messages?limit=3`, tok.bob!);
     assert.equal(first.status, 200, first.text);
     const a = first.json().items as { body: string; status: string; seq: number; sender: { display_name: string } }[];

@@ -79,7 +79,8 @@ describe('standalone IdP', () => {
     assert.equal(doc.revocation_endpoint, `${base}/oauth/revoke`);
     assert.equal(doc.chat_directory_endpoint, `${base}/directory`);
     assert.equal(doc.chat_resource_identifier, RESOURCE);
-    assert.deepEqual(doc.grant_types_supported, ['client_credentials', EXCHANGE]);
+    assert.deepEqual(doc.grant_types_supported, ['client_credentials', EXCHANGE, 'authorization_code']);
+    assert.equal(doc.authorization_endpoint, `${base}/oauth/authorize`);
     assert.deepEqual(doc.id_token_signing_alg_values_supported, ['ES256']);
     assert.ok((doc.token_endpoint_auth_methods_supported as string[]).includes('client_secret_basic'));
   });

@@ -42,3 +42,64 @@ test('every operation carries the x- extensions the contract names', () => {
   }
   assert.equal(count, ROUTES.length);
 });
+
+/**
+ * The contract's error list of every operation it details (Endpoints section), transcribed: each
+ * must be in the operation's x-error-codes. Groups as the contract names them.
+ */
+const E401 = ['invalid_token', 'token_revoked'];
+const E403A = ['not_tenant_member', 'no_application_access', 'tenant_not_available', 'insufficient_scope', 'client_context_mismatch'];
+const E429 = ['rate_limited'];
+const E503 = ['identity_unavailable'];
+const A = '/tenants/{tenant_id}/applications/{application_id}';
+const C = `${A}/conversations/{conversation_id}`;
+const common = [...E401, ...E403A, ...E429, ...E503];
+const CONTRACT_ERRORS: Record<string, string[]> = {
+  'GET /notifications/vapid-public-key': [],
+  'GET /tenants/{tenant_id}/presence': [...common, 'principal_not_allowed'],
+  [`GET ${A}/conversations`]: [...common, 'invalid_request', 'invalid_cursor', 'invalid_limit', 'missing_capability', 'application_not_found'],
+  [`POST ${A}/conversations`]: [...common, 'invalid_request', 'missing_capability', 'application_not_found', 'target_user_not_eligible'],
+  [`DELETE ${C}`]: [...common, 'missing_capability', 'principal_not_allowed', 'application_not_found', 'not_found'],
+  [`GET ${C}/messages`]: [...common, 'invalid_cursor', 'invalid_limit', 'missing_capability', 'not_conversation_member', 'application_not_found', 'not_found'],
+  [`POST ${C}/messages`]: [...common, 'invalid_request', 'body_too_long', 'too_many_attachments', 'missing_capability', 'not_conversation_member', 'system_message_not_allowed', 'application_not_found', 'not_found', 'conversation_archived', 'invalid_reply', 'actor_not_member', 'target_user_not_eligible'],
+  [`PATCH ${C}/messages/{message_id}`]: [...common, 'invalid_request', 'body_too_long', 'missing_capability', 'principal_not_allowed', 'application_not_found', 'not_found'],
+  [`DELETE ${C}/messages/{message_id}`]: [...common, 'missing_capability', 'principal_not_allowed', 'application_not_found', 'not_found'],
+  [`GET ${C}/members`]: [...common, 'invalid_cursor', 'invalid_limit', 'missing_capability', 'application_not_found', 'not_found'],
+  [`POST ${C}/members`]: [...common, 'invalid_request', 'application_not_found', 'not_found', 'target_user_not_eligible'],
+  [`DELETE ${C}/members/{user_id}`]: [...common, 'application_not_found', 'not_found'],
+  'DELETE /tenants/{tenant_id}/admin/conversations/{conversation_id}/members/{user_id}': [...common, 'missing_capability', 'principal_not_allowed', 'not_found'],
+  [`GET ${A}/notifications/realtime-token`]: [...common, 'principal_not_allowed', 'application_not_found'],
+  'POST /tenants/{tenant_id}/notifications/push/devices': [...common, 'invalid_request', 'principal_not_allowed'],
+  'DELETE /tenants/{tenant_id}/notifications/push/devices': [...common, 'principal_not_allowed'],
+  'GET /me/tenants': [...common, 'principal_not_allowed'],
+  'GET /tenants/{tenant_id}/me/capabilities': common,
+  'GET /tenants/{tenant_id}/admin/applications': [...common, 'missing_capability', 'principal_not_allowed'],
+  'GET /tenants/{tenant_id}/admin/overview': [...common, 'missing_capability', 'principal_not_allowed'],
+  'GET /tenants/{tenant_id}/admin/role-permissions': [...common, 'missing_capability', 'principal_not_allowed'],
+  'PATCH /tenants/{tenant_id}/admin/settings': [...common, 'invalid_request', 'missing_capability', 'principal_not_allowed'],
+};
+
+test("x-error-codes hold the contract's list of every operation it details (E403a whole)", () => {
+  const doc = buildOpenApi(ROUTES) as { paths: Record<string, Record<string, Record<string, unknown>>> };
+  for (const [op, expected] of Object.entries(CONTRACT_ERRORS)) {
+    const [method, p] = op.split(' ') as [string, string];
+    const codes = doc.paths[p]?.[method.toLowerCase()]?.['x-error-codes'] as string[] | undefined;
+    assert.ok(codes, `${op} is in the document`);
+    const missing = expected.filter((c) => !codes.includes(c));
+    assert.deepEqual(missing, [], `${op} lacks ${missing.join(', ')}`);
+  }
+});
+
+test('only the VAPID key route is public; the document itself is no operation', () => {
+  const doc = buildOpenApi(ROUTES) as { paths: Record<string, Record<string, Record<string, unknown>>> };
+  const publicOps: string[] = [];
+  for (const [p, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      if ((op['x-audience'] as string[]).includes('public')) publicOps.push(`${method.toUpperCase()} ${p}`);
+      if ((op['x-audience'] as string[]).includes('public')) assert.deepEqual(op.security, [], `${p}: no security`);
+      else assert.deepEqual(op.security, [{ bearer: [] }], `${p}: bearer`);
+    }
+  }
+  assert.deepEqual(publicOps, ['GET /notifications/vapid-public-key']);
+  assert.equal(doc.paths['/openapi.json'], undefined);
+});

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import webpush from 'web-push';
 import { ROUTES } from '../src/api/routes/index.ts';
+import { IDP_ROUTES } from '../src/idp/http-routes.ts';
 import { assertErrorBody, bearer, request, type Res } from './helpers/http.ts';
 import { startTestNode, type TestNode } from './helpers/processes.ts';
 import { userToken } from './helpers/tokens.ts';
@@ -54,6 +55,7 @@ describe('metrics', () => {
     await api(`/${marker}-unknown/path`);
     await api(`/tenants/${marker}-t/me/capabilities`, { Origin: 'http://localhost:3000', 'Access-Control-Request-Method': 'GET' }, 'OPTIONS');
     await api(`/tenants/acme/applications/support/me/capabilities`, bearer(bob), 'DELETE');
+    await request(`${node.idp}/${marker}-unknown`);
 
     const res = await request(`http://127.0.0.1:${node.metricsPort}/metrics`);
     assert.equal(res.status, 200);
@@ -62,8 +64,12 @@ describe('metrics', () => {
 
     const series = text.split('\n').filter((l) => /^chat_http_request(s_total|_duration_seconds_(bucket|sum|count))\{/.test(l));
     const routes = new Set(series.map((l) => /route="([^"]*)"/.exec(l)?.[1]));
-    const templates = new Set([...ROUTES.map((r) => r.path), 'unmatched']);
+    const templates = new Set([...ROUTES.map((r) => r.path), ...IDP_ROUTES.map((r) => `/idp${r.path}`), 'unmatched']);
     for (const r of routes) assert.ok(r !== undefined && templates.has(r), `route label "${String(r)}" is not a route template`);
+    // The embedded IdP's requests are counted too: the tokens of `before` came from it.
+    for (const [method, route] of [['POST', '/idp/dev/login'], ['POST', '/idp/oauth/token']]) {
+      assert.ok(series.some((l) => l.startsWith('chat_http_requests_total{') && l.includes(`route="${route}"`) && l.includes(`method="${method}"`) && l.includes('status="200"')), `${method} ${route}`);
+    }
 
     const ok = series.find((l) => l.startsWith('chat_http_requests_total{') && l.includes(`route="${CAPS_TEMPLATE}"`) && l.includes('status="200"'));
     assert.ok(ok, `no chat_http_requests_total for ${CAPS_TEMPLATE} 200 in\n${series.join('\n')}`);
@@ -125,11 +131,24 @@ describe('request ids and server header', () => {
   });
 });
 
-test('an unknown path outside /api/v1 is a 404 with the error body', async () => {
-  for (const p of ['/', '/nope', '/api/v2/me', '/api']) {
-    assertErrorBody(await request(`${node.origin}${p}`), 404, 'not_found', p);
+test('an unknown path outside /api/v1 is a 404 with the error body, saying what this node serves; / leads to the web app', async () => {
+  const root = await request(`${node.origin}/`);
+  assert.equal(root.status, 302);
+  assert.equal(root.headers.location, '/app/');
+  for (const p of ['/nope', '/api/v2/me', '/api', '/application']) {
+    const body = assertErrorBody(await request(`${node.origin}${p}`), 404, 'not_found', p);
+    assert.equal(body.message, `no route for GET ${p}: this node serves the API under /api/v1/ (${node.api}), /openapi.json, /healthz and /readyz, the web app under /app/, and the development identity provider under /idp/`);
   }
   assertErrorBody(await request(`${node.origin}/nope?x=1`, { method: 'POST' }), 404, 'not_found', '/nope');
+});
+
+test('the OpenAPI document is served at /openapi.json beside /healthz (the checked-in file, any origin), not as an API operation', async () => {
+  const res = await request(`${node.origin}/openapi.json`, { headers: { Origin: 'https://explorer.example' } });
+  assert.equal(res.status, 200);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  assert.equal(res.headers['access-control-allow-origin'], '*');
+  assert.deepEqual(res.json(), JSON.parse(fs.readFileSync(path.join(ROOT, 'schema/openapi.json'), 'utf8')));
+  assertErrorBody(await api('/openapi.json'), 404, 'not_found', '/api/v1/openapi.json');
 });
 
 describe('process lifecycle', () => {

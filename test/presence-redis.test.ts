@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Redis } from 'ioredis';
+
 import { presenceContract } from '../src/presence/contract.ts';
 import { createPresence } from '../src/presence/index.ts';
 import type { Presence } from '../src/presence/types.ts';
-import { redisFactory } from '../src/redis/client.ts';
+import { redisFactory, type RedisClient } from '../src/redis/client.ts';
 import { quietConnection, startTestRedis, type TestRedis } from './helpers/redis.ts';
 
 const PREFIX = `test:${randomUUID()}:`;
@@ -18,7 +18,7 @@ const T0 = 1_700_000_000_000;
 let server: TestRedis;
 
 /** A connection as a node opens it; the tests expect and assert failures, so errors are not logged. */
-const connect = (url: string, name: string): Redis => quietConnection(url, PREFIX, name);
+const connect = (url: string, name: string): RedisClient => quietConnection(url, PREFIX, name);
 
 function presence(windowMs: number, options: { url?: string; maxEntriesPerTenant?: number } = {}): Presence {
   const redis = connect(options.url ?? server.url, 'presence-test');

@@ -179,6 +179,17 @@ describe('web push', () => {
     assert.equal(pushesOf(message_id, subs.carol!).length, 0);
   });
 
+  test('a message whose candidates are all online makes no push job, and is counted', async () => {
+    const metric = async (): Promise<number> => Number(/^chat_push_jobs_skipped_online_total (\d+)/m.exec((await request(`http://127.0.0.1:${node.metricsPort}/metrics`)).text)?.[1] ?? -1);
+    const before = await metric();
+    const hb = await request(`${node.api}/tenants/acme/presence/heartbeat`, { method: 'POST', headers: bearer(tok.frank!) });
+    assert.equal(hb.status, 204);
+    const { message_id } = await sendMsg(tok.bob!, group, { body: 'carol and frank are both here' });
+    await sleep(800);
+    for (const s of [subs.carol!, subs.frank1!, subs.frank2!]) assert.equal(pushesOf(message_id, s).length, 0);
+    assert.equal(await metric(), before + 1);
+  });
+
   test('an unregistered device receives nothing more', async () => {
     const res = await jsonReq('DELETE', `${node.api}/tenants/acme/notifications/push/devices`, tok.bob!, { token: subs.bob!.json.endpoint });
     assert.equal(res.status, 204);

@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Redis } from 'ioredis';
+
 import { rateLimiterContract } from '../src/ratelimit/contract.ts';
 import { createRateLimiter } from '../src/ratelimit/index.ts';
 import { MemoryRateLimiter } from '../src/ratelimit/memory-rate-limiter.ts';
 import type { RateLimiter } from '../src/ratelimit/types.ts';
-import { redisFactory } from '../src/redis/client.ts';
+import { redisFactory, type RedisClient } from '../src/redis/client.ts';
 import { freePort, quietConnection, startTestRedis, type TestRedis } from './helpers/redis.ts';
 
 const PREFIX = `test:${randomUUID()}:`;
@@ -19,7 +19,7 @@ const T0 = 1_700_000_000_000;
 let server: TestRedis;
 
 /** A connection as a node opens it; the tests expect and assert failures, so errors are not logged. */
-const connect = (url: string, name: string): Redis => quietConnection(url, PREFIX, name);
+const connect = (url: string, name: string): RedisClient => quietConnection(url, PREFIX, name);
 
 const limiter = (url: string = server.url): RateLimiter => createRateLimiter({ driver: 'redis', redis: connect(url, 'rate-limit-test'), keyPrefix: PREFIX });
 

@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { test } from 'node:test';
-import { createBus } from '../src/bus/index.ts';
+import { createBus, MAX_FAN_SHARDS } from '../src/bus/index.ts';
 import type { ChatBus, ChatEventBody } from '../src/actors/events.ts';
-import { channelTag, encodePositions, Hub, parseEventId, RealtimeCredentials, type Frame, type HubStream } from '../src/realtime/index.ts';
+import { channelTag, encodePositions, frameOf, frameText, Hub, parseEventId, RealtimeCredentials, type Frame, type HubStream } from '../src/realtime/index.ts';
 import { MAX_GRANT_CHANNELS } from '../src/realtime/credential.ts';
 import { MAX_ENTRY_LENGTH, MAX_EVENT_ID_LENGTH } from '../src/realtime/event-id.ts';
 
@@ -58,7 +58,7 @@ test('hub: one bus subscription per channel, shared; unsubscribed with the last 
   const id = await bus.publish(ch, event);
   assert.equal(got[0]![0]!.id, id);
   assert.ok(got[0]![0] === got[1]![0] && got[1]![0] === got[2]![0], 'the same frame object for every stream');
-  assert.match(got[0]![0]!.body.toString(), /^event: typing\ndata: \{"id":"[^"]+","type":"typing"/);
+  assert.match(frameText(got[0]![0]!), /^event: typing\ndata: \{"id":"[^"]+","type":"typing"/);
   hub.join({ deliver: () => undefined, keepAlive: () => undefined, end: () => undefined }, [ch]);
   assert.equal(await hub.position(ch), id, 'a joining stream learns the channel position: the last event seen');
   for (const [i, s] of streams.entries()) hub.leave(s, [ch, `user:acme:${i}`]);
@@ -78,6 +78,13 @@ test('credentials: at most MAX_GRANT_CHANNELS channels, so every composite id fi
   const id = encodePositions(positions);
   assert.ok(id.length <= MAX_GRANT_CHANNELS * MAX_ENTRY_LENGTH && id.length <= MAX_EVENT_ID_LENGTH, `${id.length} characters`);
   assert.equal(parseEventId(id)!.size, positions.size);
+  // The user's own channel on the Redis fan log: a position per shard, MAX_FAN_SHARDS of them.
+  const fanned = new Map(positions);
+  fanned.delete(channelTag(many.channels[1]!));
+  fanned.set(channelTag('user:acme:bob'), encodeURIComponent(Array.from({ length: MAX_FAN_SHARDS }, () => longest).join('.')));
+  const withFan = encodePositions(fanned);
+  assert.ok(withFan.length <= MAX_EVENT_ID_LENGTH, `${withFan.length} characters with a fanned channel`);
+  assert.equal(parseEventId(withFan)!.size, fanned.size);
 });
 
 test('hub: position is the last id seen, else the bus head asked once for all streams joining; leaveChannel drops one channel', async () => {
@@ -115,5 +122,37 @@ test('hub: position is the last id seen, else the bus head asked once for all st
   hub.close();
   const replay = await bus.readSince(ch, pa);
   assert.ok(!replay.reset && replay.events.length === 2, 'the empty-epoch head resumes both events');
+  await bus.close();
+});
+
+test('hub: an event published to several channels is serialized once: every frame shares its tail, and reads as the envelope', async () => {
+  const bus = createBus({ driver: 'local' }) as ChatBus;
+  const hub = new Hub(bus, { keepAliveMs: 60_000 });
+  const channels = ['user:acme:a', 'user:acme:b', 'user:acme:c'];
+  const got: Frame[] = [];
+  for (const ch of channels) hub.join({ deliver: (f) => got.push(f), keepAlive: () => undefined, end: () => undefined }, [ch]);
+  const stringify = JSON.stringify;
+  let serialized = 0;
+  JSON.stringify = ((...args: Parameters<typeof stringify>) => {
+    if (typeof args[0] === 'object') serialized++;
+    return stringify(...args);
+  }) as typeof JSON.stringify;
+  const event = { type: 'message.created', tenant_id: 'acme', application_id: 'support', conversation_id: 'g1', seq: 7, occurred_at: new Date().toISOString(), data: { message: { body: 'héllo "team" \u2028' } } } as unknown as ChatEventBody;
+  let ids: string[];
+  try {
+    ids = await bus.publishMany(channels, event);
+  } finally {
+    JSON.stringify = stringify;
+  }
+  assert.equal(serialized, 1, 'one JSON.stringify for the event, whatever the number of channels');
+  assert.equal(got.length, 3);
+  assert.ok(got.every((f) => f.tail === got[0]!.tail), 'one tail Buffer for every channel');
+  for (const [i, f] of got.entries()) {
+    assert.equal(f.id, ids[i]);
+    assert.equal(frameText(f), `event: message.created\ndata: ${stringify({ id: ids[i], ...event })}\n\n`, 'byte for byte the envelope');
+  }
+  // A replayed entry (no json at hand) frames the same.
+  assert.equal(frameText(frameOf(got[1]!.tag, { id: ids[1]!, channel: channels[1]!, event })), frameText(got[1]!));
+  hub.close();
   await bus.close();
 });

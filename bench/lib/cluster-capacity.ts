@@ -25,6 +25,12 @@ export interface UnitCosts {
    * core: the pessimistic bound (see docs/capacity.md for why it is far above the parts).
    */
   sendCoLocatedUs: number;
+  /**
+   * On Cassandra: its CPU per send and per history page, net of its idle burn, measured on one
+   * node with replication factor 1 (each replica applies every write: × RF for RF > 1).
+   */
+  cassandraSendUs?: number;
+  cassandraPageUs?: number;
 }
 
 export interface Tenant {
@@ -63,6 +69,8 @@ export interface Sizing {
   nodes: number;
   /** Share of one Redis core the sends need. */
   redisShare: number;
+  /** On Cassandra: its cores at replication factor 1 (sends and pages), before any headroom. */
+  cassandraCoresRf1?: number;
 }
 
 /** CPU per send in a cluster of `nodes`: the forwarded share of sends pays the hop. */
@@ -74,13 +82,18 @@ export function size(t: Tenant, c: UnitCosts, sendUsOverride?: number): Sizing {
   const cpuSeconds = (t.rate * (sendUsOverride ?? c.sendLocalUs + c.forwardUs) + t.rate * t.receiversPerMessage * c.eventUs + t.pagesPerSecond * c.pageUs) / 1e6;
   const byCpu = Math.ceil(cpuSeconds / ASSUMPTIONS.utilization);
   const byConnections = Math.ceil(t.connections / ASSUMPTIONS.connectionsPerNode);
-  return { tenant: t, cores: cpuSeconds, byCpu, byConnections, nodes: Math.max(byCpu, byConnections, 1) + ASSUMPTIONS.spareNodes, redisShare: (t.rate * c.redisSendUs) / 1e6 };
+  const sizing: Sizing = { tenant: t, cores: cpuSeconds, byCpu, byConnections, nodes: Math.max(byCpu, byConnections, 1) + ASSUMPTIONS.spareNodes, redisShare: (t.rate * c.redisSendUs) / 1e6 };
+  if (c.cassandraSendUs !== undefined) sizing.cassandraCoresRf1 = (t.rate * c.cassandraSendUs + t.pagesPerSecond * (c.cassandraPageUs ?? 0)) / 1e6;
+  return sizing;
 }
 
-export function perCore(c: UnitCosts): { sendsLocal: number; sendsForwarded: number; pages: number; events: number; redisSends: number } {
+export function perCore(c: UnitCosts): { sendsLocal: number; sendsForwarded: number; pages: number; events: number; redisSends: number; cassandraSends: number } {
   const per = (us: number): number => (us > 0 ? Math.round(1e6 / us) : 0);
-  return { sendsLocal: per(c.sendLocalUs), sendsForwarded: per(c.sendLocalUs + c.forwardUs), pages: per(c.pageUs), events: per(c.eventUs), redisSends: per(c.redisSendUs) };
+  return { sendsLocal: per(c.sendLocalUs), sendsForwarded: per(c.sendLocalUs + c.forwardUs), pages: per(c.pageUs), events: per(c.eventUs), redisSends: per(c.redisSendUs), cassandraSends: per(c.cassandraSendUs ?? 0) };
 }
+
+/** Replicas the Cassandra sizing is also given for: the production setting (docs/deploy.md). */
+const PRODUCTION_RF = 3;
 
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
@@ -94,7 +107,11 @@ export function capacityNotes(c: UnitCosts): string[] {
     ...EXAMPLES.map((t) => {
       const s = size(t, c);
       const worst = size(t, c, c.sendCoLocatedUs);
-      return `example ${t.name} (f = ${t.receiversPerMessage}, H = ${fmt(t.pagesPerSecond)}/s): ${s.cores.toFixed(2)} cores of node CPU -> ${s.byCpu} by CPU, ${s.byConnections} by connections -> ${s.nodes} nodes (${worst.nodes} at the co-located ${c.sendCoLocatedUs.toFixed(0)} µs per send); Redis at ${Math.round(s.redisShare * 100)}% of a core`;
+      const cassandra = s.cassandraCoresRf1 === undefined ? '' : `; Cassandra ${s.cassandraCoresRf1.toFixed(2)} cores at RF 1, ~${(s.cassandraCoresRf1 * PRODUCTION_RF).toFixed(1)} at RF ${PRODUCTION_RF} (x RF, an upper bound), before headroom`;
+      return `example ${t.name} (f = ${t.receiversPerMessage}, H = ${fmt(t.pagesPerSecond)}/s): ${s.cores.toFixed(2)} cores of node CPU -> ${s.byCpu} by CPU, ${s.byConnections} by connections -> ${s.nodes} nodes (${worst.nodes} at the co-located ${c.sendCoLocatedUs.toFixed(0)} µs per send); Redis at ${Math.round(s.redisShare * 100)}% of a core${cassandra}`;
     }),
+    ...(c.cassandraSendUs === undefined
+      ? []
+      : [`Cassandra (RF 1, net of idle): ${c.cassandraSendUs.toFixed(0)} µs per send, ${(c.cassandraPageUs ?? 0).toFixed(0)} µs per history page -> ${fmt(p.cassandraSends)} sends/s per Cassandra core at RF 1, ~${fmt(p.cassandraSends / PRODUCTION_RF)} at RF ${PRODUCTION_RF}`]),
   ];
 }

@@ -56,6 +56,10 @@ export interface CpuUse {
   nodes: number[];
   haproxy: number;
   redis: number;
+  /** The Cassandra JVMs, when the nodes run on Cassandra (0 otherwise)... */
+  cassandra: number;
+  /** ...and the same less what they burn idle over the phase. */
+  cassandraNet: number;
   /** Busy share of each CPU of the machine (every process, other people's included). */
   cpus: number[];
 }
@@ -70,7 +74,7 @@ export class ClusterCpu {
   constructor(private readonly cluster: BenchCluster) {}
 
   private pids(): number[] {
-    return [...this.cluster.nodes.map((n) => n.pid), this.cluster.haproxyPid, this.cluster.redisPid];
+    return [...this.cluster.nodes.map((n) => n.pid), this.cluster.haproxyPid, this.cluster.redisPid, ...(this.cluster.cassandra?.pids ?? [])];
   }
 
   private static read(pid: number): number {
@@ -88,7 +92,10 @@ export class ClusterCpu {
   read(): CpuUse {
     const used = this.pids().map((pid, i) => ClusterCpu.read(pid) - this.start0[i]!);
     const n = this.cluster.nodes.length;
-    return { seconds: (performance.now() - this.t0) / 1000, nodes: used.slice(0, n), haproxy: used[n]!, redis: used[n + 1]!, cpus: this.machine.read() };
+    const seconds = (performance.now() - this.t0) / 1000;
+    const cassandra = used.slice(n + 2).reduce((a, b) => a + b, 0);
+    const idle = (this.cluster.cassandra?.idleCores ?? 0) * seconds;
+    return { seconds, nodes: used.slice(0, n), haproxy: used[n]!, redis: used[n + 1]!, cassandra, cassandraNet: Math.max(0, cassandra - idle), cpus: this.machine.read() };
   }
 }
 

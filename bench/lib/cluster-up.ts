@@ -23,12 +23,13 @@ import { lbUrl, idpUrl } from '../../cluster/lib/env.ts';
 import type { NodeLayout } from '../../cluster/lib/layout.ts';
 import { runs } from '../../cluster/lib/procs.ts';
 import { startCluster } from '../../cluster/lib/start.ts';
-import { readState, type ClusterState } from '../../cluster/lib/state.ts';
+import { readState, type ClusterState, type ClusterStore } from '../../cluster/lib/state.ts';
 import { stopCluster } from '../../cluster/lib/stop.ts';
 import { BenchError } from './errors.ts';
 import { assertNotInterrupted, cpuPinning, onExit, REPO_ROOT } from './processes.ts';
 
 const UNREACHABLE_RATE = '1000000000/60s';
+const CASSANDRA_READY_MS = 180_000;
 
 /** CHAT_* settings of every bench cluster node (the cluster launcher sets the cluster's own). */
 const BENCH_NODE_ENV: Record<string, string> = {
@@ -41,6 +42,9 @@ const BENCH_NODE_ENV: Record<string, string> = {
   CHAT_REALTIME_TOKEN_TTL_MS: '3600000',
   // The retention job's first run (within 10 s of the start) would be noise in a measured phase.
   CHAT_RETENTION_INTERVAL_MS: '0',
+  // The fan-out step opens thousands of streams with five credentials: no per-user cap.
+  CHAT_REALTIME_MAX_STREAMS_PER_USER: '100000',
+  CHAT_REALTIME_MAX_STREAMS: '1000000',
 };
 
 export interface BenchClusterNode extends NodeLayout {
@@ -58,8 +62,31 @@ export interface BenchCluster {
   idp: string;
   nodes: BenchClusterNode[];
   haproxyPid: number;
+  /** The Redis (with a Redis Cluster: its first master, redis-1). */
   redisPid: number;
+  /** Every Redis port: one, or the Redis Cluster's six (masters first). */
+  redisPorts: number[];
+  /** The nodes' Cassandra, when they run on one (its JVMs and their idle burn, for CPU per operation). */
+  cassandra: ClusterCassandra | null;
   stop(): Promise<void>;
+}
+
+/** A Cassandra the bench runs (bench/lib/cassandra.ts) and lends to its clusters, one after the other. */
+export interface ClusterCassandra {
+  /** The nodes' store settings: the server, and a keyspace of this cluster's own. */
+  store: Extract<ClusterStore, { driver: 'cassandra' }>;
+  pids: readonly number[];
+  /** Cores the JVMs burn with nothing to do, measured before any load. */
+  idleCores: number;
+}
+
+export interface BenchClusterOptions {
+  /** A Redis Cluster of 3 masters and 3 replicas instead of one redis-server. */
+  redisCluster?: boolean;
+  /** The IdP's fixture; default the demo fixture. */
+  fixturePath?: string;
+  /** The nodes' store: this Cassandra (started and stopped by the caller) instead of one shared SQLite file. */
+  cassandra?: ClusterCassandra;
 }
 
 /**
@@ -94,8 +121,15 @@ function pin(pid: number, cpus: string, what: string): void {
   if (r.status !== 0) throw new BenchError(`taskset could not pin ${what} (pid ${pid}) to CPU ${cpus}: ${r.stderr.toString().trim()}`);
 }
 
-/** Runs `fn` with process.env holding the bench's CHAT_* settings and no other CHAT_*; restores it after. */
-async function withNodeEnv<T>(extra: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with process.env holding the bench's CHAT_* settings and no other CHAT_*; restores it
+ * after. `BENCH_CHAT_<NAME>=value` sets `CHAT_<NAME>` for the nodes, as for a lone benched node
+ * (chat-node.ts); the scenario's own settings win over them.
+ */
+async function withNodeEnv<T>(scenarioEnv: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const fromBench: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (name.startsWith('BENCH_CHAT_') && value !== undefined) fromBench[name.slice('BENCH_'.length)] = value;
+  const extra = Object.assign(fromBench, scenarioEnv);
   const saved: Record<string, string | undefined> = {};
   for (const name of Object.keys(process.env)) if (name.startsWith('CHAT_')) saved[name] = process.env[name];
   for (const name of Object.keys({ ...BENCH_NODE_ENV, ...extra })) saved[name] = process.env[name];
@@ -111,8 +145,11 @@ async function withNodeEnv<T>(extra: Record<string, string>, fn: () => Promise<T
   }
 }
 
-/** `extraEnv`: CHAT_* settings over the bench's (experiments; the scenario passes none). */
-export async function startBenchCluster(size: number, log: (line: string) => void, extraEnv: Record<string, string> = {}): Promise<BenchCluster> {
+/**
+ * `extraEnv`: CHAT_* settings over the bench's (experiments, and scenario needs); `options`: a Redis
+ * Cluster instead of one Redis, the IdP's fixture (the demo fixture unless a scenario generates users).
+ */
+export async function startBenchCluster(size: number, log: (line: string) => void, extraEnv: Record<string, string> = {}, options: BenchClusterOptions = {}): Promise<BenchCluster> {
   assertNotInterrupted();
   const dir = mkdtempSync(path.join(dirBase(), `bench-cluster-${size}-`));
   const cleanup = onExit(() => {
@@ -128,7 +165,20 @@ export async function startBenchCluster(size: number, log: (line: string) => voi
   };
   try {
     const { state } = await withNodeEnv(extraEnv, () =>
-      startCluster({ root: REPO_ROOT, dir, nodes: size, port: 0, runtime: 'dist', fixturePath: path.join(REPO_ROOT, 'src/idp/demo-fixture.json'), launcherPid: null, log, readyTimeoutMs: 60_000 }),
+      startCluster({
+        root: REPO_ROOT,
+        dir,
+        nodes: size,
+        port: 0,
+        redisCluster: options.redisCluster ?? false,
+        runtime: 'dist',
+        fixturePath: options.fixturePath ?? path.join(REPO_ROOT, 'src/idp/demo-fixture.json'),
+        launcherPid: null,
+        log,
+        // node-1 creates a fresh keyspace's schema before it is ready: tens of seconds when busy.
+        readyTimeoutMs: options.cassandra ? CASSANDRA_READY_MS : 60_000,
+        externalCassandra: options.cassandra?.store,
+      }),
     );
     const pins = cpuPinning();
     if (pins) for (const [name, p] of Object.entries(state.procs)) pin(p.pid, pins.target, name);
@@ -145,7 +195,9 @@ export async function startBenchCluster(size: number, log: (line: string) => voi
       idp: idpUrl(state.layout),
       nodes: state.layout.nodes.map((n) => ({ ...n, pid: pidOf(n.id), origin: `http://127.0.0.1:${n.port}`, metricsUrl: `http://127.0.0.1:${n.metricsPort}/metrics` })),
       haproxyPid: pidOf('haproxy'),
-      redisPid: pidOf('redis'),
+      redisPid: pidOf(state.layout.redisCluster.length > 0 ? 'redis-1' : 'redis'),
+      redisPorts: state.layout.redisCluster.length > 0 ? state.layout.redisCluster.map((r) => r.port) : [state.layout.redisPort],
+      cassandra: options.cassandra ?? null,
       stop: stopNow,
     };
   } catch (err) {

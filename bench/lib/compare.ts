@@ -3,12 +3,15 @@
  * up, then measured once per round, the order alternating between rounds so neither side always
  * runs on a hotter (or more throttled) machine.
  */
+import { cpuSeconds } from '../fanout-proc.ts';
 import { BenchError } from './errors.ts';
 import type { BenchSettings, Measurement } from './scenario.ts';
 import { runWrk, type HttpTarget, type WrkResult } from './wrk.ts';
 
 export interface NamedTarget extends HttpTarget {
   name: string;
+  /** The serving process: its CPU time over each measured round is recorded (Linux /proc). */
+  pid?: number;
 }
 
 /** One request through fetch: must answer 2xx without redirect (wrk would not count a 3xx as an error). Returns the body bytes. */
@@ -46,9 +49,14 @@ export async function compareTargets(targets: NamedTarget[], s: BenchSettings, l
     const order = round % 2 === 1 ? targets : [...targets].reverse();
     for (const t of order) {
       log(`measuring ${t.name}, round ${round}/${s.rounds} (${s.seconds}s, ${s.connections} connections)`);
+      const before = t.pid === undefined ? null : cpuSeconds(t.pid);
       const wrk = await load(t, s.seconds);
-      log(`  ${t.name}: ${Math.round(wrk.requestsPerSecond)} req/s, p99 ${wrk.latencyMs.p99.toFixed(2)} ms`);
-      measurements.push({ target: t.name, round, wrk });
+      const after = t.pid === undefined ? null : cpuSeconds(t.pid);
+      // CPU per request is what a shared machine distorts least (throughput moves with every neighbour).
+      const cpu = before && after && before.user >= 0 && after.user >= 0 ? after.user + after.system - before.user - before.system : undefined;
+      const perReq = cpu === undefined ? '' : `, ${((cpu / wrk.requests) * 1e6).toFixed(2)} µs CPU per request`;
+      log(`  ${t.name}: ${Math.round(wrk.requestsPerSecond)} req/s, p99 ${wrk.latencyMs.p99.toFixed(2)} ms${perReq}`);
+      measurements.push(cpu === undefined ? { target: t.name, round, wrk } : { target: t.name, round, wrk, cpuSeconds: cpu });
     }
   }
   return measurements;
@@ -59,6 +67,8 @@ export interface Summary {
   p50Ms: number;
   p90Ms: number;
   p99Ms: number;
+  /** Server CPU (user + system) per request over all rounds, when every round recorded it. */
+  cpuUsPerRequest: number | null;
 }
 
 /** One target over all rounds: total requests over total time; percentiles averaged over rounds. */
@@ -69,7 +79,14 @@ export function summarize(measurements: Measurement[], target: string): Summary 
   // wrk prints the duration rounded to 10 ms; requests / (its req/s) is the exact one.
   const requests = mine.reduce((sum, m) => sum + m.wrk.requests, 0);
   const seconds = mine.reduce((sum, m) => sum + m.wrk.requests / m.wrk.requestsPerSecond, 0);
-  return { requestsPerSecond: requests / seconds, p50Ms: mean((r) => r.latencyMs.p50), p90Ms: mean((r) => r.latencyMs.p90), p99Ms: mean((r) => r.latencyMs.p99) };
+  const cpu = mine.every((m) => m.cpuSeconds !== undefined) ? mine.reduce((sum, m) => sum + (m.cpuSeconds as number), 0) : null;
+  return {
+    requestsPerSecond: requests / seconds,
+    p50Ms: mean((r) => r.latencyMs.p50),
+    p90Ms: mean((r) => r.latencyMs.p90),
+    p99Ms: mean((r) => r.latencyMs.p99),
+    cpuUsPerRequest: cpu === null ? null : (cpu / requests) * 1e6,
+  };
 }
 
 /** Figures for a node-versus-baseline pair, flat for the JSON line. */
@@ -77,7 +94,10 @@ export function pairFigures(measurements: Measurement[], subject: string, baseli
   const a = summarize(measurements, subject);
   const b = summarize(measurements, baseline);
   const round2 = (n: number): number => Math.round(n * 100) / 100;
-  return {
+  const cpu: Record<string, number> = {};
+  if (a.cpuUsPerRequest !== null) cpu[`${subject}_cpu_us_per_req`] = round2(a.cpuUsPerRequest);
+  if (b.cpuUsPerRequest !== null) cpu[`${baseline}_cpu_us_per_req`] = round2(b.cpuUsPerRequest);
+  return Object.assign({
     [`${subject}_rps`]: Math.round(a.requestsPerSecond),
     [`${subject}_p50_ms`]: round2(a.p50Ms),
     [`${subject}_p90_ms`]: round2(a.p90Ms),
@@ -87,5 +107,5 @@ export function pairFigures(measurements: Measurement[], subject: string, baseli
     [`${baseline}_p90_ms`]: round2(b.p90Ms),
     [`${baseline}_p99_ms`]: round2(b.p99Ms),
     ratio: Math.round((a.requestsPerSecond / b.requestsPerSecond) * 1000) / 1000,
-  };
+  }, cpu);
 }

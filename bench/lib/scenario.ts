@@ -21,6 +21,8 @@ export interface Measurement {
   target: string;
   round: number;
   wrk: WrkResult;
+  /** CPU seconds (user + system) the serving process used during the round, when its pid is known. */
+  cpuSeconds?: number;
 }
 
 export interface Goal {
@@ -42,7 +44,9 @@ export interface ScenarioResult {
 export interface Scenario {
   name: string;
   description: string;
-  run(settings: BenchSettings, log: (line: string) => void): Promise<ScenarioResult>;
+  /** The flags the scenario takes after its name (`npm run bench -- name --flag value`); none when absent. */
+  usage?: string;
+  run(settings: BenchSettings, log: (line: string) => void, args: string[]): Promise<ScenarioResult>;
 }
 
 export function goal(figure: string, value: number, op: Goal['op'], threshold: number): Goal {

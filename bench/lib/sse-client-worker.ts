@@ -20,6 +20,7 @@
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { serveCommands } from './ipc-serve.ts';
 import type { Answer, Command, PhaseReport } from './sse-clients.ts';
 
 /** Latency histogram: 20 µs buckets up to 30 s; beyond that only the max is exact. */
@@ -43,6 +44,12 @@ interface Conn {
 
 let conns: Conn[] = [];
 let received = new Int32Array(0);
+/** Groups mode: the group of each connection (null: every connection gets every message). */
+let connGroups: Int32Array | null = null;
+/** Groups mode: the group of each message of the phase, and how many each connection must get. */
+let seqGroups: Int32Array | null = null;
+let expectedOf = new Int32Array(0);
+let misdelivered = 0;
 let closedByServer = 0;
 let errors = 0;
 let firstError: string | null = null;
@@ -170,6 +177,10 @@ function record(i: number, seq: number, latencyUs: number): void {
     strays++;
     return;
   }
+  if (seqGroups !== null && connGroups !== null && seqGroups[k] !== connGroups[i]) {
+    misdelivered++;
+    return;
+  }
   const byte = i * phaseBytes + (k >> 3);
   const bit = 1 << (k & 7);
   if ((seen[byte]! & bit) !== 0) {
@@ -221,8 +232,9 @@ function open(i: number, host: string, port: number, path: string): void {
   });
 }
 
-async function connectAll(host: string, port: number, paths: string[], connections: number, concurrency: number): Promise<void> {
+async function connectAll(host: string, port: number, paths: string[], connections: number, concurrency: number, groups: number[] | undefined): Promise<void> {
   wanted = connections;
+  connGroups = groups === undefined ? null : Int32Array.from(groups);
   conns = new Array<Conn>(connections);
   received = new Int32Array(connections);
   connectStarted = performance.now();
@@ -245,7 +257,7 @@ async function connectAll(host: string, port: number, paths: string[], connectio
 
 // ---- phases --------------------------------------------------------------------------------
 
-function resetPhase(fromSeq: number, messages: number): void {
+function resetPhase(fromSeq: number, messages: number, groups: number[] | undefined): void {
   hist = new Uint32Array(BUCKETS);
   count = 0;
   sumUs = 0;
@@ -253,7 +265,15 @@ function resetPhase(fromSeq: number, messages: number): void {
   minUs = Number.POSITIVE_INFINITY;
   strays = 0;
   duplicates = 0;
+  misdelivered = 0;
   received.fill(0);
+  seqGroups = groups === undefined || connGroups === null ? null : Int32Array.from(groups);
+  expectedOf = new Int32Array(conns.length).fill(messages);
+  if (seqGroups !== null && connGroups !== null) {
+    const perGroup = new Map<number, number>();
+    for (const g of seqGroups) perGroup.set(g, (perGroup.get(g) ?? 0) + 1);
+    for (let i = 0; i < conns.length; i++) expectedOf[i] = perGroup.get(connGroups[i]!) ?? 0;
+  }
   phaseFrom = fromSeq;
   phaseCount = messages;
   phaseBytes = (messages + 7) >> 3;
@@ -278,7 +298,7 @@ async function drain(timeoutMs: number): Promise<void> {
   for (;;) {
     let behind = false;
     for (let i = 0; i < conns.length; i++) {
-      if (conns[i]!.ready && received[i]! < phaseCount) {
+      if (conns[i]!.ready && received[i]! < expectedOf[i]!) {
         behind = true;
         break;
       }
@@ -292,11 +312,13 @@ function report(sendSeconds: number): PhaseReport {
   let open = 0;
   let short = 0;
   let missing = 0;
+  let expected = 0;
   for (let i = 0; i < conns.length; i++) {
     const c = conns[i]!;
     if (!c.ready) continue;
     open++;
-    const lack = phaseCount - received[i]!;
+    expected += expectedOf[i]!;
+    const lack = expectedOf[i]! - received[i]!;
     if (lack > 0) {
       short++;
       missing += lack;
@@ -306,11 +328,12 @@ function report(sendSeconds: number): PhaseReport {
     openConnections: open,
     closedByServer,
     events: count,
-    expected: open * phaseCount,
+    expected,
     missing,
     connectionsShort: short,
     duplicates,
     strays,
+    misdelivered,
     sendSeconds,
     receiveSeconds: (performance.now() - phaseStart) / 1000,
     latencyMs: {
@@ -330,34 +353,26 @@ function report(sendSeconds: number): PhaseReport {
 
 let closing = false;
 
-process.on('message', (raw: unknown) => {
-  const cmd = raw as Command;
-  void (async () => {
-    switch (cmd.cmd) {
-      case 'connect': {
-        await connectAll(cmd.host, cmd.port, cmd.paths, cmd.connections, cmd.concurrency);
-        send({ type: 'connected', ready: readyCount, failed: failedCount, seconds: (performance.now() - connectStarted) / 1000, errors, firstError });
-        break;
-      }
-      case 'start':
-        resetPhase(cmd.fromSeq, cmd.messages);
-        send({ type: 'started' });
-        break;
-      case 'stop':
-        await drain(cmd.drainMs);
-        send({ type: 'report', report: report(cmd.sendSeconds) });
-        break;
-      case 'close':
-        closing = true;
-        for (const c of conns) c?.sock.destroy();
-        send({ type: 'closed' });
-        setTimeout(() => process.exit(0), 50);
-        break;
+serveCommands<Command>(async (cmd) => {
+  switch (cmd.cmd) {
+    case 'connect': {
+      await connectAll(cmd.host, cmd.port, cmd.paths, cmd.connections, cmd.concurrency, cmd.groups);
+      send({ type: 'connected', ready: readyCount, failed: failedCount, seconds: (performance.now() - connectStarted) / 1000, errors, firstError });
+      break;
     }
-  })().catch((err: unknown) => {
-    send({ type: 'failed', message: String((err as Error).stack ?? err) });
-  });
-});
-
-process.on('disconnect', () => process.exit(0));
-send({ type: 'hello', pid: process.pid });
+    case 'start':
+      resetPhase(cmd.fromSeq, cmd.messages, cmd.seqGroups);
+      send({ type: 'started' });
+      break;
+    case 'stop':
+      await drain(cmd.drainMs);
+      send({ type: 'report', report: report(cmd.sendSeconds) });
+      break;
+    case 'close':
+      closing = true;
+      for (const c of conns) c?.sock.destroy();
+      send({ type: 'closed' });
+      setTimeout(() => process.exit(0), 50);
+      break;
+  }
+}, send);

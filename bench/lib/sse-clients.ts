@@ -8,14 +8,14 @@
  * harness's own descriptor limit allows (raising the soft limit up to the hard one needs no
  * privilege; past it, root only).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { BenchError } from './errors.ts';
-import { assertNotInterrupted, pinnedCommand, REPO_ROOT, track } from './processes.ts';
+import { IpcWorker } from './ipc-worker.ts';
+import { REPO_ROOT } from './processes.ts';
 
 export type Command =
-  | { cmd: 'connect'; host: string; port: number; paths: string[]; connections: number; concurrency: number }
-  | { cmd: 'start'; fromSeq: number; messages: number }
+  | { cmd: 'connect'; host: string; port: number; paths: string[]; connections: number; concurrency: number; groups?: number[] }
+  | { cmd: 'start'; fromSeq: number; messages: number; seqGroups?: number[] }
   | { cmd: 'stop'; sendSeconds: number; drainMs: number }
   | { cmd: 'close' };
 
@@ -26,7 +26,7 @@ export interface PhaseReport {
   closedByServer: number;
   /** Events received in the phase (every connection, every message). */
   events: number;
-  /** openConnections x messages sent in the phase. */
+  /** Events the open connections were to receive: openConnections x messages, or with groups each connection's group's messages. */
   expected: number;
   /** Events the open connections lacked when the phase's drain ended. */
   missing: number;
@@ -34,6 +34,8 @@ export interface PhaseReport {
   /** Events seen twice on one connection, and events of messages outside the phase. */
   duplicates: number;
   strays: number;
+  /** With groups: events a connection received of a message sent to another group. */
+  misdelivered: number;
   sendSeconds: number;
   receiveSeconds: number;
   latencyMs: { avg: number; min: number; p50: number; p75: number; p90: number; p99: number; p999: number; max: number };
@@ -52,75 +54,38 @@ export type Answer =
 const WORKER = path.join(REPO_ROOT, 'bench/lib/sse-client-worker.ts');
 
 export class SseClients {
-  private waiting: ((a: Answer) => void) | null = null;
-  private stderr = '';
+  private constructor(private readonly worker: IpcWorker<Command, Answer>) {}
 
-  private constructor(
-    private readonly child: ChildProcess,
-    readonly pid: number,
-  ) {
-    child.on('message', (a: Answer) => {
-      const w = this.waiting;
-      this.waiting = null;
-      w?.(a);
-    });
+  get pid(): number {
+    return this.worker.pid;
   }
 
   /** Starts the client process with a descriptor limit of `maxFiles`. */
   static async start(maxFiles: number): Promise<SseClients> {
-    assertNotInterrupted();
-    const [command, args] = pinnedCommand('load', process.execPath, ['--import', 'tsx', WORKER]);
-    const quoted = [command, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-    const child = spawn('bash', ['-c', `ulimit -n ${maxFiles} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec ${quoted}`], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH },
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
-    track(child);
-    let stderr = '';
-    const keep = (d: string): void => {
-      stderr = (stderr + d).slice(-4000);
-    };
-    child.stderr!.setEncoding('utf8').on('data', keep);
-    const hello = await new Promise<Answer>((resolve, reject) => {
-      child.once('message', (a: Answer) => resolve(a));
-      child.once('exit', (code) => reject(new BenchError(`SSE client process exited (code ${code}) before it started:\n${stderr}`)));
-    });
-    if (hello.type !== 'hello') throw new BenchError(`SSE client process: unexpected first message ${JSON.stringify(hello)}`);
-    const clients = new SseClients(child, hello.pid);
-    child.stderr!.off('data', keep);
-    clients.stderr = stderr;
-    child.stderr!.on('data', (d: string) => (clients.stderr = (clients.stderr + d).slice(-4000)));
-    return clients;
+    return new SseClients(await IpcWorker.start<Command, Answer>('SSE client process', WORKER, { maxFiles }));
   }
 
   private ask(cmd: Command, timeoutMs: number): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new BenchError(`SSE client process did not answer ${cmd.cmd} within ${timeoutMs} ms:\n${this.stderr}`)), timeoutMs);
-      const onExit = (code: number | null): void => {
-        clearTimeout(timer);
-        reject(new BenchError(`SSE client process exited (code ${code}) during ${cmd.cmd}:\n${this.stderr}`));
-      };
-      this.child.once('exit', onExit);
-      this.waiting = (a) => {
-        clearTimeout(timer);
-        this.child.off('exit', onExit);
-        if (a.type === 'failed') reject(new BenchError(`SSE client process failed during ${cmd.cmd}: ${a.message}`));
-        else resolve(a);
-      };
-      this.child.send(cmd);
-    });
+    return this.worker.ask(cmd, timeoutMs);
   }
 
-  async connect(options: { host: string; port: number; paths: string[]; connections: number; concurrency?: number }): Promise<Extract<Answer, { type: 'connected' }>> {
+  /**
+   * Opens `connections` streams, connection i on paths[i % paths.length]. `groups` (optional):
+   * the group of each connection; a phase started with `seqGroups` then expects each connection
+   * to get exactly the messages of its own group (the groupchat bench), instead of all of them.
+   */
+  async connect(options: { host: string; port: number; paths: string[]; connections: number; concurrency?: number; groups?: number[] }): Promise<Extract<Answer, { type: 'connected' }>> {
     const a = await this.ask({ cmd: 'connect', concurrency: 256, ...options }, 300_000);
     if (a.type !== 'connected') throw new BenchError(`SSE client process: unexpected answer ${a.type} to connect`);
     return a;
   }
 
-  /** A phase of `messages` messages with seqs from `fromSeq` begins: counters reset. */
-  async start(fromSeq: number, messages: number): Promise<void> {
-    await this.ask({ cmd: 'start', fromSeq, messages }, 10_000);
+  /**
+   * A phase of `messages` messages with seqs from `fromSeq` begins: counters reset. `seqGroups`
+   * (with `groups` at connect): the group each of these messages goes to.
+   */
+  async start(fromSeq: number, messages: number, seqGroups?: number[]): Promise<void> {
+    await this.ask(seqGroups === undefined ? { cmd: 'start', fromSeq, messages } : { cmd: 'start', fromSeq, messages, seqGroups }, 10_000);
   }
 
   /** The phase's sends are over: waits up to `drainMs` for every event, then reports. */
@@ -130,14 +95,7 @@ export class SseClients {
     return a.report;
   }
 
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise<void>((r) => this.child.once('exit', () => r()));
-    try {
-      await this.ask({ cmd: 'close' }, 5000);
-    } catch {
-      this.child.kill('SIGKILL');
-    }
-    await exited;
+  close(): Promise<void> {
+    return this.worker.close();
   }
 }

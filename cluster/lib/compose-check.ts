@@ -5,12 +5,15 @@
  * names (depends_on, URLs, contact points, HAProxy's servers) exists.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { parse } from 'yaml';
 
 export type Env = Record<string, string>;
 
 export interface ComposeService {
   name: string;
+  /** Runs this repository's image (the chat node or the IdP): its variables are checked. */
+  ours: boolean;
   environment: Env;
   envFile: string[];
   dependsOn: string[];
@@ -52,6 +55,7 @@ export function loadCompose(file: string): ComposeService[] {
     const envFile = list(s.env_file);
     return {
       name,
+      ours: s.build !== undefined || s.image === 'chat-node:local',
       environment: envOf(s.environment),
       envFile,
       dependsOn: list(s.depends_on),
@@ -92,13 +96,16 @@ export interface ComposeCheckInput {
   chatNames: Set<string>;
   idpNames: Set<string>;
   haproxyCfg: string;
+  /** The repository root: bind-mounted files (`./...`) must exist there. */
+  root?: string;
 }
 
 export function checkCompose(i: ComposeCheckInput): string[] {
   const problems: string[] = [];
   const names = new Set(i.services.map((s) => s.name));
   for (const s of i.services) {
-    for (const key of Object.keys(s.environment)) {
+    // Other images (Grafana, ...) read variables of their own.
+    if (s.ours) for (const key of Object.keys(s.environment)) {
       const known = key.startsWith('CHAT_') ? i.chatNames.has(key) : key.startsWith('IDP_') ? i.idpNames.has(key) : false;
       if (!known) problems.push(`${s.name}: ${key} is read by neither the chat node nor the IdP`);
     }
@@ -106,5 +113,13 @@ export function checkCompose(i: ComposeCheckInput): string[] {
     for (const h of hostsReferenced(s.environment)) if (!names.has(h)) problems.push(`${s.name}: points at "${h}", which is no service`);
   }
   for (const h of haproxyServerHosts(i.haproxyCfg)) if (!names.has(h)) problems.push(`haproxy config: server "${h}" is no service`);
+  if (i.root !== undefined) {
+    for (const s of i.services) {
+      for (const v of s.volumes) {
+        const host = v.split(':')[0] ?? '';
+        if (host.startsWith('./') && !fs.existsSync(path.join(i.root, host))) problems.push(`${s.name}: mounts ${host}, which the repository does not have`);
+      }
+    }
+  }
   return problems;
 }

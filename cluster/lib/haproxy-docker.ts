@@ -28,6 +28,7 @@ export function dockerHaproxyConfig(): string {
       bind: '*:8080',
       statsBind: '*:8404',
       backends: COMPOSE_NODES.map((n) => ({ name: n, address: `${n}:8080` })),
+      idp: { name: 'idp', address: 'idp:8081' },
       serverExtra: 'resolvers docker init-addr last,libc,none',
       extraSections: RESOLVER,
       // The compose file raises the haproxy container's file limit to fit this (two descriptors

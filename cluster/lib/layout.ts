@@ -5,11 +5,15 @@
  *   P+1      HAProxy stats page               P+200+i  node i's internal (node-to-node) port
  *   P+2      IdP                              P+300+i  node i's metrics port
  *   P+3      Redis
+ *   P+3+k    Redis Cluster node k (0-5: 3 masters, then their replicas; --redis-cluster), its
+ *            cluster bus on P+10003+k
+ *   P+20     Cassandra's CQL (--store cassandra; its other ports are picked free)
  *
  * Fixed offsets rather than random ports so the URLs in the docs and in a demo stay the same
  * from one run to the next. Base port 0 picks every port at random instead (tests, CI).
  */
 import { freePort, isPortFree } from './ports.ts';
+import type { RedisClusterNode } from './redis-cluster.ts';
 
 export const MAX_NODES = 99;
 
@@ -29,25 +33,38 @@ export interface ClusterLayout {
   statsPort: number;
   idpPort: number;
   redisPort: number;
+  /** The nodes of a Redis Cluster (masters first), instead of the one Redis on redisPort; empty without. */
+  redisCluster: RedisClusterNode[];
+  /** --store cassandra: the CQL port of every Cassandra node (0: picked at start); null: no Cassandra. */
+  cassandraPort?: number | null;
   nodes: NodeLayout[];
 }
 
-export async function planLayout(dir: string, basePort: number, nodeCount: number): Promise<ClusterLayout> {
+/** Nodes of the loopback Redis Cluster: 3 masters and a replica each. */
+export const REDIS_CLUSTER_NODES = 6;
+
+export async function planLayout(dir: string, basePort: number, nodeCount: number, redisCluster = false, store: 'sqlite' | 'cassandra' = 'sqlite'): Promise<ClusterLayout> {
   if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > MAX_NODES) throw new Error(`--nodes must be from 1 to ${MAX_NODES} (got ${nodeCount})`);
-  if (basePort !== 0 && (basePort < 1 || basePort + 300 + nodeCount > 65535)) throw new Error(`--port must be 0 or leave room for port+${300 + nodeCount} (got ${basePort})`);
+  const top = redisCluster ? Math.max(300 + nodeCount, 10_003 + REDIS_CLUSTER_NODES - 1) : 300 + nodeCount;
+  if (basePort !== 0 && (basePort < 1 || basePort + top > 65535)) throw new Error(`--port must be 0 or leave room for port+${top} (got ${basePort})`);
   const pick = (offset: number): Promise<number> => (basePort === 0 ? freePort() : Promise.resolve(basePort + offset));
   const nodes: NodeLayout[] = [];
   for (let i = 1; i <= nodeCount; i++) {
     nodes.push({ index: i, id: `node-${i}`, port: await pick(100 + i), internalPort: await pick(200 + i), metricsPort: await pick(300 + i) });
   }
-  const layout = { dir, lbPort: await pick(0), statsPort: await pick(1), idpPort: await pick(2), redisPort: await pick(3), nodes };
+  const cluster: RedisClusterNode[] = [];
+  for (let k = 0; redisCluster && k < REDIS_CLUSTER_NODES; k++) cluster.push({ port: await pick(3 + k), busPort: await pick(10_003 + k) });
+  const cassandraPort = store === 'cassandra' ? (basePort === 0 ? 0 : basePort + 20) : null;
+  const layout = { dir, lbPort: await pick(0), statsPort: await pick(1), idpPort: await pick(2), redisPort: cluster[0]?.port ?? (await pick(3)), redisCluster: cluster, cassandraPort, nodes };
   const all = allPorts(layout);
   if (new Set(all).size !== all.length) throw new Error(`port collision in the layout: ${all.join(', ')}`);
   return layout;
 }
 
 export function allPorts(layout: ClusterLayout): number[] {
-  return [layout.lbPort, layout.statsPort, layout.idpPort, layout.redisPort, ...layout.nodes.flatMap((n) => [n.port, n.internalPort, n.metricsPort])];
+  const redis = layout.redisCluster.length > 0 ? layout.redisCluster.flatMap((r) => [r.port, r.busPort]) : [layout.redisPort];
+  const cassandra = layout.cassandraPort ? [layout.cassandraPort] : [];
+  return [layout.lbPort, layout.statsPort, layout.idpPort, ...redis, ...cassandra, ...layout.nodes.flatMap((n) => [n.port, n.internalPort, n.metricsPort])];
 }
 
 /** The ports of the layout something already listens on (refuse to start rather than half-start). */

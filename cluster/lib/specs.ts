@@ -3,9 +3,10 @@
  */
 import path from 'node:path';
 import { IDP_SCRIPT, NODE_SCRIPT, nodeArgs } from './build.ts';
-import { idpEnv, idpSettings, lbUrl, nodeEnv, withBase } from './env.ts';
+import { idpEnv, idpSettings, idpUrl, lbUrl, nodeEnv, withBase } from './env.ts';
 import { nodeOf, type ClusterLayout } from './layout.ts';
 import { httpOk, redisPing } from './probes.ts';
+import { redisClusterNodeArgs } from './redis-cluster.ts';
 import type { ClusterSecrets } from './secrets.ts';
 import type { ClusterState } from './state.ts';
 import type { SpawnSpec } from './procs.ts';
@@ -37,6 +38,23 @@ export function redisSpec(layout: ClusterLayout): ProcSpec {
   };
 }
 
+/** Node k (from 0) of the Redis Cluster: `redis-<k+1>`; joined into a cluster by start.ts. */
+export function redisClusterSpec(layout: ClusterLayout, k: number): ProcSpec {
+  const node = layout.redisCluster[k]!;
+  return {
+    name: `redis-${k + 1}`,
+    command: 'redis-server',
+    args: [...redisClusterNodeArgs(node, path.join(layout.dir, 'redis')), '--loglevel', 'notice'],
+    cwd: layout.dir,
+    env: withBase({}),
+    logFile: logFile(layout, `redis-${k + 1}`),
+    // redis-server rewrites its process title to `redis-server 127.0.0.1:<port> [cluster]`.
+    marker: `:${node.port}`,
+    ready: () => redisPing(node.port),
+    stopGraceMs: 5000,
+  };
+}
+
 export function idpSpec(state: ClusterState): ProcSpec {
   const script = path.join(state.root, IDP_SCRIPT[state.runtime]);
   return {
@@ -47,7 +65,7 @@ export function idpSpec(state: ClusterState): ProcSpec {
     env: withBase(idpEnv(state.layout, idpSettings(state.fixturePath))),
     logFile: logFile(state.layout, 'idp'),
     marker: script,
-    ready: () => httpOk(`http://127.0.0.1:${state.layout.idpPort}/.well-known/openid-configuration`),
+    ready: () => httpOk(`${idpUrl(state.layout)}/.well-known/openid-configuration`),
     stopGraceMs: 5000,
   };
 }
@@ -60,7 +78,7 @@ export function nodeSpec(state: ClusterState, secrets: ClusterSecrets, index: nu
     command: process.execPath,
     args: nodeArgs(state.runtime, script),
     cwd: state.root,
-    env: withBase(nodeEnv(state.layout, node, secrets, idpSettings(state.fixturePath))),
+    env: withBase(nodeEnv(state.layout, node, secrets, idpSettings(state.fixturePath), state.store)),
     logFile: logFile(state.layout, node.id),
     marker: script,
     ready: () => httpOk(`http://127.0.0.1:${node.port}/readyz`),

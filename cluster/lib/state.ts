@@ -10,6 +10,11 @@ import type { ClusterLayout } from './layout.ts';
 
 export type Runtime = 'dist' | 'tsx';
 
+/** The nodes' store: the shared SQLite file under `data/`, or the launcher's Cassandra. */
+export type ClusterStore =
+  | { driver: 'sqlite' }
+  | { driver: 'cassandra'; contactPoints: string[]; localDataCenter: string; keyspace: string; replicationFactor: number };
+
 export interface ProcRecord {
   pid: number;
   /** A string the process's command line contains: guards against signalling a reused pid. */
@@ -27,6 +32,8 @@ export interface ClusterState {
   startedAt: string;
   fixturePath: string;
   layout: ClusterLayout;
+  /** Absent in state files from before the Cassandra option: sqlite. */
+  store?: ClusterStore;
   procs: Record<string, ProcRecord>;
 }
 
@@ -36,6 +43,7 @@ export function readState(dir: string): ClusterState | null {
   try {
     const state = JSON.parse(fs.readFileSync(stateFile(dir), 'utf8')) as ClusterState;
     if (state.version !== 1) throw new Error(`${stateFile(dir)}: unknown version`);
+    state.layout.redisCluster ??= []; // written before --redis-cluster existed
     return state;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;

@@ -1,7 +1,7 @@
 /**
  * Stopping, from the state file, so any shell can do it: nodes first (SIGTERM: each turns
- * unready, leaves the ring, finishes what it accepted, and still has Redis and the IdP while it
- * does), then the IdP, HAProxy and Redis.
+ * unready, leaves the ring, finishes what it accepted, and still has Redis, the IdP and its
+ * store while it does), then the IdP, HAProxy, Redis and Cassandra.
  */
 import { nodeSpec, type ProcSpec } from './specs.ts';
 import { isAlive, runs, spawnLogged, stopPid, waitExit } from './procs.ts';
@@ -23,6 +23,8 @@ export interface StopOptions {
 }
 
 const GRACE: Record<string, number> = { idp: 5000, haproxy: 5000, redis: 5000 };
+/** Cassandra drains on SIGTERM (flushes its memtables): seconds. */
+const CASSANDRA_GRACE_MS = 30_000;
 const NODE_GRACE_MS = 20_000;
 
 function mustRead(dir: string): ClusterState {
@@ -42,13 +44,16 @@ export async function stopCluster(dir: string, o: StopOptions): Promise<void> {
   }
   const names = Object.keys(state.procs);
   const nodes = names.filter((n) => n.startsWith('node-'));
-  const order: string[][] = [nodes, ['idp'], ['haproxy'], ['redis']];
+  const redis = names.filter((n) => n === 'redis' || n.startsWith('redis-'));
+  // Cassandra last: the nodes drain into it.
+  const cassandra = names.filter((n) => n.startsWith('cassandra-'));
+  const order: string[][] = [nodes, ['idp'], ['haproxy'], redis, cassandra];
   for (const group of order) {
     await Promise.all(
       group.map(async (name) => {
         const p = state.procs[name];
         if (!p) return;
-        const result = await stopPid(p.pid, p.marker, GRACE[name] ?? NODE_GRACE_MS);
+        const result = await stopPid(p.pid, p.marker, GRACE[name] ?? (name.startsWith('redis-') ? GRACE.redis! : name.startsWith('cassandra-') ? CASSANDRA_GRACE_MS : NODE_GRACE_MS));
         if (result !== 'gone') o.log(`${name} (pid ${p.pid}) ${result}`);
         delete state.procs[name];
       }),

@@ -4,8 +4,10 @@
  * One actor per conversation id, created on the first request and activated lazily inside its
  * mailbox (conversation-actor.ts). An actor idle for `idleMs` is passivated by the sweep, and at
  * `maxActors` the least recently used idle actors (by `lastActive`) are passivated at once.
- * Passivating only forgets: the store holds everything, and the next request activates a new
- * actor with a fresh claim (new epoch, last_seq from the store).
+ * Passivating forgets the actor and tells the store its epoch lets go (`conversations.release`:
+ * the Cassandra store takes back the seqs it reserved and did not use); the store holds
+ * everything, and the next request activates a new actor with a fresh claim (new epoch, last_seq
+ * from the store).
  *
  * Only idle actors (nothing queued, running or in flight) are forgotten, so a passivated actor
  * can have no write still pending that the next activation's claim would fence. The sweep and
@@ -16,6 +18,7 @@
  * conversation on the ring, whose host runs it here; an ActorUnavailableError (fenced, draining)
  * tells the router to retry against the current owner.
  */
+import type { Presence } from '../presence/index.ts';
 import { uuidv7 } from './ids.ts';
 import type { ChatStore, ConversationRecord, ConversationRef, MessageView } from '../store/index.ts';
 import { ConversationActor, type ActorEnv } from './conversation-actor.ts';
@@ -61,6 +64,11 @@ export interface ActorHostOptions {
    * off, so jobs nobody consumes do not sit in the queue up to its bound.
    */
   enqueuePush?: boolean;
+  /**
+   * When given, a DIRECT or GROUP message whose push candidates are all online when it commits
+   * makes no push job: they get the realtime event (ops-messages.ts, enqueuePush).
+   */
+  presence?: Presence;
   log?: ActorLog;
   /** Clock in epoch ms (event times, idleness); tests inject one. */
   now?: () => number;
@@ -96,8 +104,9 @@ export class ActorHost {
       newId: options.newId ?? (() => uuidv7()),
       maxMembersHeld,
       enqueuePush: options.enqueuePush ?? true,
+      presence: options.presence ?? null,
       log: options.log ?? silent,
-      stats: { actors: 0, activations: 0, passivations: 0, fenced: 0, pushJobsDropped: 0, publishFailures: 0 },
+      stats: { actors: 0, activations: 0, passivations: 0, fenced: 0, pushJobsDropped: 0, pushJobsSkippedOnline: 0, publishFailures: 0 },
     };
     this.sweeper = setInterval(() => this.passivateIdle(), Math.max(1000, Math.floor(this.idleMs / 2)));
     this.sweeper.unref();
@@ -185,7 +194,7 @@ export class ActorHost {
     let n = 0;
     for (const [id, actor] of this.actors) {
       if (actor.idle && actor.lastActive <= cutoff) {
-        this.forget(id, actor);
+        void this.forget(id, actor);
         n += 1;
       }
     }
@@ -201,7 +210,7 @@ export class ActorHost {
     if (!actor) return false;
     await actor.settled();
     if (!actor.idle) return false; // new work arrived meanwhile: the owner change will fence it
-    this.forget(conversation_id, actor);
+    await this.forget(conversation_id, actor);
     return true;
   }
 
@@ -218,7 +227,7 @@ export class ActorHost {
     this.draining = true;
     clearInterval(this.sweeper);
     await Promise.all([...this.actors.values()].map((actor) => actor.settled()));
-    for (const [id, actor] of this.actors) this.forget(id, actor);
+    await Promise.all([...this.actors].map(([id, actor]) => this.forget(id, actor)));
   }
 
   /**
@@ -252,13 +261,15 @@ export class ActorHost {
     idle.sort((a, b) => a.lastActive - b.lastActive);
     for (const actor of idle) {
       if (this.actors.size <= lowWater) return;
-      this.forget(actor.conversation_id, actor);
+      void this.forget(actor.conversation_id, actor);
     }
   }
 
-  private forget(id: string, actor: ConversationActor): void {
-    if (this.actors.get(id) !== actor) return;
+  /** Forgets the actor; answers its release (never rejects; the sweep does not wait for it). */
+  private forget(id: string, actor: ConversationActor): Promise<void> {
+    if (this.actors.get(id) !== actor) return Promise.resolve();
     this.actors.delete(id);
     this.env.stats.passivations += 1;
+    return actor.release();
   }
 }

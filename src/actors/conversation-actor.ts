@@ -34,8 +34,9 @@
  * Methods whose names end in `InMailbox` may only be called from a step (they read or change
  * the hot state without further synchronization).
  */
-import { ApiError } from '../errors/catalog.ts';
-import { StaleEpochError, type ChatStore, type ConversationRecord, type ConversationRef, type ConversationWrite } from '../store/index.ts';
+import type { Presence } from '../presence/index.ts';
+import { ApiError, storeUnavailable } from '../errors/catalog.ts';
+import { StaleEpochError, StoreUnavailableError, type ChatStore, type ConversationRecord, type ConversationRef, type ConversationWrite } from '../store/index.ts';
 import { ActorUnavailableError, conversationNotFound } from './errors.ts';
 import type { ChatBus, ChatEventBody } from './events.ts';
 import { channelsFor } from './fanout.ts';
@@ -53,6 +54,8 @@ export interface ActorEnv {
   newId: () => string;
   maxMembersHeld: number;
   enqueuePush: boolean;
+  /** Drops online push candidates before a job is made (ActorHostOptions.presence); null: the worker alone does. */
+  presence: Presence | null;
   log: ActorLog;
   stats: ActorHostStats;
 }
@@ -80,6 +83,12 @@ export class ConversationActor {
   private inflight = 0;
   /** Sends with a caller-chosen message_id issued and not yet settled: duplicates join, replies may target them. */
   readonly pendingSends = new Map<string, Promise<SendMessageResult>>();
+  /**
+   * Caller-chosen message ids whose write failed here (a store error, possibly ambiguous: the row
+   * may have landed). Nothing was published for them; a retry that finds the row publishes it.
+   * Bounded: the oldest are forgotten first.
+   */
+  readonly failedSends = new Set<string>();
   /** env.now() when the actor last had work; the host passivates on it. */
   lastActive: number;
 
@@ -118,6 +127,22 @@ export class ConversationActor {
       } catch (error) {
         throw this.failed(error);
       }
+    });
+  }
+
+  /**
+   * The host forgets this actor (idle: nothing queued or in flight): the store may take back what
+   * the epoch held (Cassandra's unused seqs), so the next owner numbers on without a gap. Never
+   * rejects: a failure only leaves a gap, and the next claim fences us anyway.
+   */
+  release(): Promise<void> {
+    const s = this.state;
+    if (s === null || this.retired) return Promise.resolve();
+    this.state = null;
+    const c = s.conversation;
+    const write = { tenant_id: c.tenant_id, application_id: c.application_id, conversation_id: c.conversation_id, epoch: c.epoch };
+    return this.env.store.conversations.release(write).catch((error: unknown) => {
+      this.env.log.warn({ err: String(error), conversation_id: c.conversation_id }, 'releasing the conversation failed');
     });
   }
 
@@ -200,19 +225,22 @@ export class ConversationActor {
   }
 
   /**
-   * Publishes `event` to its channels (fanout.ts) without awaiting the bus: the bus appends one
-   * caller's publishes in call order, and every call here happens in event order. A refused
-   * publish is logged and counted; the mutation stands.
+   * Publishes `event` to its channels (fanout.ts) in one bus call, without awaiting the bus: the
+   * bus appends one caller's publishes in call order, and every call here happens in event
+   * order. One call for all the channels of a GROUP message: the bus serializes the event once
+   * (and on Redis makes one round trip). The conversation is the key: a bus that shards its
+   * events (the Redis fan log) keeps one conversation's events in order. A refused publish is
+   * logged and counted; the mutation stands.
    */
   async publishInMailbox(s: ActorState, event: ChatEventBody, alsoUsers: readonly string[] = []): Promise<void> {
     const c = s.conversation;
     const members = c.type === 'CHANNEL' ? [] : await s.members.activeIds(this.env.store, c);
-    for (const channel of channelsFor(event, c.type, members, alsoUsers)) {
-      this.env.bus.publish(channel, event).catch((error: unknown) => {
-        this.env.stats.publishFailures += 1;
-        this.env.log.warn({ err: String(error), channel, type: event.type }, 'event publish failed');
-      });
-    }
+    const channels = channelsFor(event, c.type, members, alsoUsers);
+    if (channels.length === 0) return;
+    this.env.bus.publishMany(channels, event, c.conversation_id).catch((error: unknown) => {
+      this.env.stats.publishFailures += 1;
+      this.env.log.warn({ err: String(error), channels: channels.length, type: event.type }, 'event publish failed');
+    });
   }
 
   /**
@@ -240,7 +268,9 @@ export class ConversationActor {
     // A contract error is a refusal decided on the hot state; anything else (a store failure, a
     // bug) leaves us unsure what the store holds: reload before trusting the state again.
     if (!(error instanceof ApiError)) this.state = null;
-    return error;
+    // A store out of reach is a plain 503 (not ActorUnavailableError): it crosses the cluster's
+    // internal channel as is, and the router does not retry it (another owner meets the same store).
+    return error instanceof StoreUnavailableError ? storeUnavailable() : error;
   }
 
   private touch(): void {

@@ -117,6 +117,12 @@ export interface PushJob {
    * without reading the store; absent: the worker computes them from the store.
    */
   candidates?: string[];
+  /**
+   * When the message was sent (its created_at): only devices registered by then receive it, on
+   * every attempt of the job, on whichever node runs it. Absent (jobs queued by an older node):
+   * the worker reads it from the message.
+   */
+  sent_at?: string;
 }
 
 /** The bus as the chat service uses it. */

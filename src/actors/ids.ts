@@ -18,6 +18,22 @@ export function uuidv7(now: number = Date.now()): string {
   }
   const b = pool.subarray(offset, offset + 16);
   offset += 16;
+  return layout(b, now);
+}
+
+/**
+ * A UUIDv7 of time `ms` whose other bits are a digest of `seed`: the same inputs always make the
+ * same id. For what a request under an Idempotency-Key creates (http/idempotency.ts): a re-run
+ * of the key writes the same id, which the store answers instead of writing a second row. Its
+ * bits are as unpredictable as the seed is; ids name things, they grant nothing (every access is
+ * checked against the caller's membership).
+ */
+export function uuidv7Of(ms: number, seed: string): string {
+  return layout(crypto.createHash('sha256').update(seed).digest().subarray(0, 16), ms);
+}
+
+/** Writes the time, version and variant over 16 random (or digest) bytes; answers the text form. */
+function layout(b: Buffer, now: number): string {
   // 48-bit big-endian milliseconds; Math.floor keeps the high part exact past 2^32.
   const hi = Math.floor(now / 0x10000);
   b[0] = (hi >>> 24) & 0xff;

@@ -9,6 +9,7 @@ import { archived, messageNotFound } from './errors.ts';
 import type { ActorState, ConversationActor, Later } from './conversation-actor.ts';
 import type { ActingPrincipal, DeleteMessageIntent, EditMessageIntent, MessageChangeScope, SendMessageIntent, SendMessageResult } from './types.ts';
 import { eventMessage } from './wire.ts';
+import { OnlineMemo, type Presence } from '../presence/index.ts';
 
 /** Mailbox-only. Validates, assigns the seq, issues the append; `done` settles after publish. */
 export async function sendInMailbox(actor: ConversationActor, s: ActorState, intent: SendMessageIntent): Promise<Later<SendMessageResult>> {
@@ -19,7 +20,12 @@ export async function sendInMailbox(actor: ConversationActor, s: ActorState, int
     const pending = actor.pendingSends.get(intent.message_id);
     if (pending) return { done: pending.then((r) => ({ message: r.message, created: false })) };
     const stored = await store.messages.get(c, intent.message_id, intent.sender_user_id);
-    if (stored) return { done: Promise.resolve({ message: stored, created: false }) };
+    if (stored) {
+      // The first try's write failed here after it landed (an ambiguous store answer, e.g. a
+      // Cassandra write timeout): it published nothing, so this retry announces the message once.
+      if (actor.failedSends.delete(intent.message_id)) await announceInMailbox(actor, s, stored);
+      return { done: Promise.resolve({ message: stored, created: false }) };
+    }
   }
   if (c.status !== 'ACTIVE') throw archived();
   const sender = intent.sender_user_id;
@@ -49,27 +55,24 @@ export async function sendInMailbox(actor: ConversationActor, s: ActorState, int
     reply_to_message_id: replyTo,
     attachments: intent.attachments ?? [],
     mentioned_user_ids: [...new Set(intent.mentioned_user_ids ?? [])],
+    // A caller-chosen id (an Idempotency-Key's) may be retried after an ambiguous failure.
+    ...(intent.message_id !== undefined ? { retryable_id: true } : {}),
     ...actor.writeInMailbox(s, at),
   });
+  // The sender's profile is read now, beside the append, not in the continuation: continuations
+  // run one after the other, so a read there (a round trip on Cassandra) would cap one
+  // conversation's sends at one per read latency.
+  const profileRead = sender === null ? null : store.profiles.get(c.tenant_id, [sender]);
+  profileRead?.catch(() => {}); // awaited below; a write that fails first must not leave it unhandled
   const done = actor.commitInMailbox(write, async (result): Promise<SendMessageResult> => {
     if (!result) throw actor.goneInMailbox();
     const { message, created } = result;
-    const profile = sender === null ? null : ((await store.profiles.get(c.tenant_id, [sender]))[0] ?? null);
+    const profile = profileRead === null ? null : ((await profileRead)[0] ?? null);
     const senderView: ProfileSummary | null = sender === null ? null : { user_id: sender, display_name: profile?.display_name ?? null, avatar_url: profile?.avatar_url ?? null };
     const view: MessageView = { reactions: [], sender: senderView, ...message };
-    if (created) {
-      if (message.created_at > c.last_activity_at) c.last_activity_at = message.created_at;
-      await actor.publishInMailbox(s, {
-        type: 'message.created',
-        tenant_id: c.tenant_id,
-        application_id: c.application_id,
-        conversation_id: c.conversation_id,
-        seq: message.seq,
-        occurred_at: message.created_at,
-        data: { message: eventMessage(view) },
-      });
-      enqueuePush(actor, s, view);
-    }
+    // A retry of a keyed send whose first try failed here announces it, whichever try stored it.
+    const failedBefore = intent.message_id !== undefined && actor.failedSends.delete(message_id);
+    if (created || failedBefore) await announceInMailbox(actor, s, view);
     return { message: view, created };
   });
   if (intent.message_id !== undefined) {
@@ -79,9 +82,33 @@ export async function sendInMailbox(actor: ConversationActor, s: ActorState, int
     // delete per send, and the delete reallocated the Map's table, which was then promoted.
     actor.pendingSends.set(message_id, done);
     const forget = (): void => void actor.pendingSends.delete(message_id);
+    write.catch(() => {
+      const failed = actor.failedSends;
+      failed.add(message_id);
+      if (failed.size > MAX_FAILED_SENDS) failed.delete(failed.values().next().value!);
+    });
     done.then(forget, forget);
   }
   return { done };
+}
+
+/** Ids of failed keyed sends an actor remembers (see ConversationActor.failedSends). */
+const MAX_FAILED_SENDS = 1000;
+
+/** Mailbox-only. The events of a new message: message.created to the members, the push job. */
+async function announceInMailbox(actor: ConversationActor, s: ActorState, view: MessageView): Promise<void> {
+  const c = s.conversation;
+  if (view.created_at > c.last_activity_at) c.last_activity_at = view.created_at;
+  await actor.publishInMailbox(s, {
+    type: 'message.created',
+    tenant_id: c.tenant_id,
+    application_id: c.application_id,
+    conversation_id: c.conversation_id,
+    seq: view.seq,
+    occurred_at: view.created_at,
+    data: { message: eventMessage(view) },
+  });
+  enqueuePush(actor, s, view);
 }
 
 /** Mailbox-only. Replaces the body; answers the message as the editor sees it. */
@@ -141,7 +168,14 @@ function authorize(message: MessageView, by: ActingPrincipal, scope: MessageChan
   }
 }
 
-/** Best effort: a refused job never fails the send (the contract: a push never fails a send). */
+/**
+ * Best effort: a refused job never fails the send (the contract: a push never fails a send).
+ * With presence (ActorHostOptions.presence), a DIRECT or GROUP message whose candidates are all
+ * online when it commits makes no job: they all get the realtime event, and the queue, the
+ * worker and its device reads are spared (an active group's common case). Otherwise the job
+ * carries every candidate, as without presence, and the worker drops whoever is online when it
+ * runs (and counts their devices). If presence cannot answer, the job goes.
+ */
 function enqueuePush(actor: ConversationActor, s: ActorState, message: MessageView): void {
   const { env } = actor;
   if (!env.enqueuePush) return;
@@ -158,8 +192,29 @@ function enqueuePush(actor: ConversationActor, s: ActorState, message: MessageVi
       if (candidates.length === 0) return;
     }
   }
-  const job: PushJob = { tenant_id: c.tenant_id, application_id: c.application_id, conversation_id: c.conversation_id, message_id: message.message_id };
+  const job: PushJob = { tenant_id: c.tenant_id, application_id: c.application_id, conversation_id: c.conversation_id, message_id: message.message_id, sent_at: message.created_at };
   if (candidates) job.candidates = candidates;
+  if (candidates === undefined || env.presence === null) return queue(env, job);
+  let memo = memos.get(env.presence);
+  if (memo === undefined) memos.set(env.presence, (memo = new OnlineMemo(env.presence)));
+  const online = memo.allOnline(c.tenant_id, candidates, env.now());
+  if (online === true) {
+    env.stats.pushJobsSkippedOnline += 1;
+    return;
+  }
+  online.then(
+    (all) => {
+      if (!all) return queue(env, job);
+      env.stats.pushJobsSkippedOnline += 1;
+    },
+    () => queue(env, job),
+  );
+}
+
+/** Per presence driver (one per node), who was seen online and until when (presence/online-memo.ts). */
+const memos = new WeakMap<Presence, OnlineMemo>();
+
+function queue(env: ConversationActor['env'], job: PushJob): void {
   env.bus.enqueue(job).catch((error: unknown) => {
     env.stats.pushJobsDropped += 1;
     // Logged at powers of two: a full queue under load must not add a log line per send.

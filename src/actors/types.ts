@@ -162,6 +162,8 @@ export interface ActorHostStats {
   fenced: number;
   /** Push jobs the bus refused (full queue): push is best effort. */
   pushJobsDropped: number;
+  /** Messages that made no push job because every candidate was online when they committed (chat_push_jobs_skipped_online_total). */
+  pushJobsSkippedOnline: number;
   /** Event publishes the bus refused. */
   publishFailures: number;
 }

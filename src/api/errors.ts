@@ -6,6 +6,13 @@
 import type { ErrorCode } from '../errors/catalog.ts';
 import type { AnyRoute } from './route.ts';
 
+/**
+ * The contract's E403a group. Every operation of a tenant (and of an application) lists all five,
+ * as the contract does for each one it details; a route of another context that the contract
+ * gives E403a (`GET /me/tenants`) declares them itself.
+ */
+export const E403A: readonly ErrorCode[] = ['not_tenant_member', 'no_application_access', 'tenant_not_available', 'insufficient_scope', 'client_context_mismatch'];
+
 export function routeErrorCodes(route: AnyRoute): ErrorCode[] {
   const codes = new Set<ErrorCode>();
   const isPublic = route.audience.includes('public');
@@ -23,14 +30,8 @@ export function routeErrorCodes(route: AnyRoute): ErrorCode[] {
     codes.add('client_context_mismatch');
     codes.add('rate_limited');
     codes.add('identity_unavailable');
-    if (route.context === 'tenant' || route.context === 'application') {
-      codes.add('tenant_not_available');
-      codes.add('not_tenant_member');
-    }
-    if (route.context === 'application') {
-      codes.add('no_application_access');
-      codes.add('application_not_found');
-    }
+    if (route.context === 'tenant' || route.context === 'application') for (const c of E403A) codes.add(c);
+    if (route.context === 'application') codes.add('application_not_found');
     if (route.capabilities) codes.add('missing_capability');
     if (!route.audience.includes('machine')) codes.add(route.machineRefusal ?? 'principal_not_allowed');
   }

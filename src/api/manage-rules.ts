@@ -10,14 +10,19 @@ import type { ConversationDetail } from '../store/index.ts';
 
 export function assertMayManage(c: ConversationDetail, a: AccessContext): void {
   if (c.type === 'DIRECT') throw new ApiError('direct_conversation_immutable', 'the members of a DIRECT conversation never change');
-  if (a.principal.type === 'machine') return;
-  const caps = a.capabilities;
+  if (a.principal.type === 'machine' || holdsManageCapability(c, a)) return;
   if (c.type === 'GROUP') {
-    if (caps.includes('groups.manage')) return;
-    if (caps.includes('groups.create') && (c.my_role === 'OWNER' || c.my_role === 'ADMIN')) return;
+    if (a.capabilities.includes('groups.create') && (c.my_role === 'OWNER' || c.my_role === 'ADMIN')) return;
     throw new ApiError('missing_capability', 'missing capability: groups.manage (or groups.create as OWNER or ADMIN of the conversation)');
   }
-  if (!caps.includes('channels.manage')) throw new ApiError('missing_capability', 'missing capability: channels.manage');
+  throw new ApiError('missing_capability', 'missing capability: channels.manage');
+}
+
+/** The capability that manages this type of conversation whoever created it: groups.manage or channels.manage. */
+export function holdsManageCapability(c: { type: string }, a: AccessContext): boolean {
+  if (c.type === 'GROUP') return a.capabilities.includes('groups.manage');
+  if (c.type === 'CHANNEL') return a.capabilities.includes('channels.manage');
+  return false;
 }
 
 export function actingOf(a: AccessContext): { user_id: string | null; client_id: string | null } {

@@ -1,11 +1,12 @@
 /**
- * The OpenAPI 3.1 document, derived from the route table. Served at GET /api/v1/openapi.json and
+ * The OpenAPI 3.1 document, derived from the route table. Served at GET /openapi.json beside
+ * /healthz (an operational endpoint, not an operation of the API: src/http/operational.ts) and
  * checked in as schema/openapi.json (`npm run openapi` rewrites it; a test fails when stale).
  */
 import type { TSchema } from '@sinclair/typebox';
 import { ERROR_STATUS, type ErrorCode } from '../errors/catalog.ts';
 import { routeErrorCodes } from './errors.ts';
-import type { AnyRoute } from './route.ts';
+import { bodyOptional, type AnyRoute } from './route.ts';
 import { ErrorBody } from './schemas/common.ts';
 
 type Json = Record<string, unknown>;
@@ -60,7 +61,7 @@ export function buildOpenApi(routes: readonly AnyRoute[]): Json {
       security: isPublic ? [] : [{ bearer: [] }],
       parameters: parameters(r),
       ...(r.schemas.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: plain(r.schemas.body) } } } }
+        ? { requestBody: { required: !bodyOptional(r.schemas.body), content: { 'application/json': { schema: plain(r.schemas.body) } } } }
         : {}),
       responses: {
         [String(r.status)]: r.schemas.response

@@ -46,6 +46,12 @@ export interface HandlerInput<S extends RouteSchemas> {
   /** Request headers the edge keeps (lower-case names), read before any await. */
   headers: Readonly<Record<string, string>>;
   services: Services;
+  /**
+   * Under an Idempotency-Key: the id to give what this request creates, the same in every run of
+   * the key (a re-run after a crash then finds it stored instead of creating a second one;
+   * http/idempotency.ts). null without a key.
+   */
+  idempotentId: (() => string) | null;
 }
 
 /**
@@ -97,6 +103,14 @@ export interface RouteDef<S extends RouteSchemas = RouteSchemas> {
 /** Identity function that keeps the handler's input typed from the schemas. */
 export function defineRoute<S extends RouteSchemas>(def: RouteDef<S>): RouteDef<S> {
   return def;
+}
+
+/**
+ * Every field of the body is optional: the edge then takes a request with no body at all (and no
+ * Content-Type) as `{}`, and the OpenAPI document marks the request body as not required.
+ */
+export function bodyOptional(body: TSchema | undefined): boolean {
+  return body !== undefined && ((body.required as string[] | undefined) ?? []).length === 0;
 }
 
 /** The erased form the router stores. */

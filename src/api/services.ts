@@ -6,12 +6,13 @@ import type { Config } from '../config/index.ts';
 import type { IdentityService } from '../identity/identity-service.ts';
 import type { VapidKeys } from '../push/vapid.ts';
 import type { Presence } from '../presence/index.ts';
-import type { ChatStore } from '../store/index.ts';
+import type { ChatStore, ClaimOwner } from '../store/index.ts';
 import type { CursorCodec } from './paging/cursor.ts';
 import type { PageCache } from './page-cache.ts';
 import type { ChatBus } from '../actors/index.ts';
 import type { ConversationActors } from '../sharding/types.ts';
 import type { RealtimeCredentials } from '../realtime/credential.ts';
+import type { WebSignIn } from '../identity/web-sign-in.ts';
 
 export interface Services {
   config: Config;
@@ -31,6 +32,11 @@ export interface Services {
   realtime?: RealtimeCredentials;
   /** Serialized history pages, validated by the conversation's revision (page-cache.ts). */
   pages: PageCache;
-  /** The OpenAPI document served at /openapi.json, built once at start. */
-  openapi: () => unknown;
+  /** Sign-in of the service's own web app (absent in unit-test service sets). */
+  signIn?: WebSignIn;
+  /**
+   * This process and the processes known to run, as owners of Idempotency-Key claims: from the
+   * cluster membership. Absent on a single node: this process alone (http/idempotency.ts).
+   */
+  claimOwner?: () => ClaimOwner;
 }

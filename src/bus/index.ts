@@ -7,7 +7,7 @@ import { RedisStreamsBus } from './redis-streams-bus.ts';
 import type { Bus, BusConfig } from './types.ts';
 
 export type * from './types.ts';
-export { BusClosedError, QueueFullError, defaultRetry } from './types.ts';
+export { BusClosedError, MAX_FAN_SHARDS, QueueFullError, defaultRetry } from './types.ts';
 export { conversationChannel, parseChannel, userChannel, type ParsedChannel } from './channels.ts';
 export { LiveGapError } from './redis-event-streams.ts';
 

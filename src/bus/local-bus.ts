@@ -54,9 +54,17 @@ export class LocalBus<E, J> implements Bus<E, J> {
     return Promise.resolve(this.streams.publish(channel, event));
   }
 
-  subscribe(channel: string, listener: Listener<E>): () => void {
+  /** One serialization and one ring write for every channel (local-streams.ts shares them). */
+  publishMany(channels: readonly string[], event: E, _key?: string): Promise<string[]> {
+    if (this.closed) return Promise.reject(new BusClosedError());
+    const ids: string[] = [];
+    for (const channel of channels) ids.push(this.streams.publish(channel, event));
+    return Promise.resolve(ids);
+  }
+
+  subscribe(channel: string, listener: Listener<E>, onGap?: () => void): () => void {
     if (this.closed) throw new BusClosedError();
-    return this.streams.subscribe(channel, listener);
+    return this.streams.subscribe(channel, listener, onGap);
   }
 
   readSince(channel: string, lastEventId: string): Promise<ReadSinceResult<E>> {

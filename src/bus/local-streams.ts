@@ -157,6 +157,7 @@ export class LocalStreams<E> {
   private writeAt = 0;
   /** The last event written: published to its next channel right after, it shares the bytes. */
   private lastEvent: unknown = undefined;
+  private lastJson = '';
   private lastStart = 0;
   private lastLen = 0;
 
@@ -185,7 +186,7 @@ export class LocalStreams<E> {
     this.compactFifo(); // the evictions above may only have moved the FIFO's head
     const id = `${log.epoch}-${offset}`;
     if (log.listeners.size > 0) {
-      const delivered: BusEntry<E> = { id, channel, event };
+      const delivered: BusEntry<E> = { id, channel, event, json: this.lastJson };
       // A copy: a listener may unsubscribe (itself or another) while we iterate.
       for (const listener of [...log.listeners]) {
         try {
@@ -198,7 +199,8 @@ export class LocalStreams<E> {
     return id;
   }
 
-  subscribe(channel: string, listener: Listener<E>): () => void {
+  subscribe(channel: string, listener: Listener<E>, _onGap?: () => void): () => void {
+    // In one process nothing is ever missed: no gaps.
     const log = this.logs.get(channel) ?? this.open(channel);
     // Wrapped, so one function subscribed twice is two subscriptions with two unsubscribes.
     const own: Listener<E> = (entry) => listener(entry);
@@ -227,7 +229,8 @@ export class LocalStreams<E> {
     const ring = this.ring;
     for (let k = offset - log.evictedThrough; k < log.entries.length && ring !== null; k += 1) {
       const start = log.entries.get(k, START);
-      events.push({ id: `${log.epoch}-${log.evictedThrough + 1 + k}`, channel, event: JSON.parse(ring.toString('utf8', start, start + log.entries.get(k, LEN))) as E });
+      const json = ring.toString('utf8', start, start + log.entries.get(k, LEN));
+      events.push({ id: `${log.epoch}-${log.evictedThrough + 1 + k}`, channel, event: JSON.parse(json) as E, json });
     }
     return { reset: false, events };
   }
@@ -249,6 +252,7 @@ export class LocalStreams<E> {
     this.bytes = 0;
     this.writeAt = 0;
     this.lastEvent = undefined;
+    this.lastJson = '';
   }
 
   /** Held events and bytes, and logs: for tests and metrics. */
@@ -279,7 +283,11 @@ export class LocalStreams<E> {
     const json = JSON.stringify(event) ?? 'null';
     const len = Buffer.byteLength(json);
     const size = Math.min(this.o.maxTotalBytes, MAX_RING);
-    if (len + ENTRY_OVERHEAD > size) return -1;
+    this.lastJson = json;
+    if (len + ENTRY_OVERHEAD > size) {
+      this.lastEvent = undefined;
+      return -1;
+    }
     this.ring ??= Buffer.allocUnsafeSlow(Math.min(size, FIRST_RING));
     if (this.writeAt + len > this.ring.length && this.ring.length < size) {
       // Not wrapped yet (the ring wraps only at full size): grow, the bytes keep their positions.

@@ -57,21 +57,60 @@ export interface BusEntry<E> {
   id: string;
   channel: string;
   event: E;
+  /**
+   * `JSON.stringify(event)`, when the driver has it at hand (it serialized the event to hold it,
+   * or received it as JSON): listeners that need the JSON (the SSE hub) then do not serialize
+   * again. Drivers that can hand the listeners of one `publishMany` the same event object and
+   * string do, so a listener may reuse what it built for the previous channel.
+   */
+  json?: string;
 }
 
 export type Listener<E> = (entry: BusEntry<E>) => void;
 
-export type ReadSinceResult<E> = { reset: false; events: BusEntry<E>[] } | { reset: true };
+/**
+ * `through` (drivers whose live delivery and history are read separately, the Redis fan log):
+ * the id of the last event this bus delivered live to the channel's listeners before it took
+ * the position the replay reads up to. A listener subscribed before `readSince` (the resume
+ * recipe) drops its live events up to and including that one: they are in `events`, or at or
+ * before `lastEventId`; every later live event follows the replay. Absent: compare ids instead
+ * (see the resume recipe in the module comment).
+ */
+export type ReadSinceResult<E> = { reset: false; events: BusEntry<E>[]; through?: string } | { reset: true };
 
 export interface EventStreams<E> {
   /** Appends `event` to `channel`, delivers it to the channel's listeners, answers its id. */
   publish(channel: string, event: E): Promise<string>;
-  /** Calls `listener` for every later event of `channel`; answers the unsubscribe function. */
-  subscribe(channel: string, listener: Listener<E>): () => void;
+  /**
+   * Appends `event` to each of `channels` (distinct), as if published to each in turn in that
+   * order (order, ids, window and listeners per channel as for `publish`; relative to the same
+   * caller's other unawaited publishes it takes its place in call order), and answers the ids in
+   * the order of `channels`. The driver shares the work: one serialization, and on Redis one
+   * round trip whatever the number of channels. A GROUP message reaches its members this way.
+   * `key` (default ''): drivers that spread events over shards (the Redis fan log) keep the
+   * call order of one caller's publishes with the same key; the actor passes its conversation.
+   */
+  publishMany(channels: readonly string[], event: E, key?: string): Promise<string[]>;
+  /**
+   * Calls `listener` for every later event of `channel`; answers the unsubscribe function.
+   * `onGap` runs when live delivery skipped events it can no longer deliver (a Redis failover
+   * lost them, or they aged out of the window while the channel was unsubscribed): the listener
+   * must then start over from a position it can resume from (the hub ends its streams, whose
+   * clients resume with Last-Event-ID and get a `reset` when the window no longer holds it).
+   */
+  subscribe(channel: string, listener: Listener<E>, onGap?: () => void): () => void;
   /** The events of `channel` after `lastEventId`, oldest first, or a reset (see module comment). */
   readSince(channel: string, lastEventId: string): Promise<ReadSinceResult<E>>;
   /** The channel's current position, for a later `readSince` (see module comment). */
   head(channel: string): Promise<string>;
+  /**
+   * Drivers whose positions move without events of the channel (the Redis fan log: a position
+   * covers every channel of a shard): the position of `channel` now, from memory, every event
+   * up to it already delivered to this bus's listeners; null when it has none to give. A
+   * stream refreshes the id of a quiet channel with it, so its client resumes from a recent
+   * position rather than one the window may have dropped.
+   */
+  current?(channel: string): string | null;
 }
 
 export interface JobContext {
@@ -148,11 +187,12 @@ export interface LocalBusConfig {
 
 /**
  * The Redis Streams driver (redis-streams-bus.ts, docs/bus.md): every node of a cluster on one
- * Redis (6.2 or later) sees every channel's events and shares one work queue.
+ * Redis (6.2 or later) or on one Redis Cluster (7.0 or later) sees every channel's events and
+ * shares one work queue.
  */
 export interface RedisBusConfig {
   driver: 'redis';
-  /** Opens the bus's connections: one for commands, one for pub/sub, one per consumer. */
+  /** Opens the bus's connections: one for commands, one per consumer and job shard. */
   redis: RedisFactory;
   /** Prefix of every key and pub/sub channel, e.g. `chat:`; nodes of one cluster share it. */
   keyPrefix: string;
@@ -161,6 +201,24 @@ export interface RedisBusConfig {
   window?: ResumeWindow;
   /** Bound on jobs queued, running or waiting for a retry, across the cluster; default 10,000. */
   maxQueuedJobs?: number;
+  /**
+   * Job streams the work queue is spread over (each consumer reads all of them); default 1 on a
+   * single Redis, 8 on a Redis Cluster. Change it only with the queue drained: jobs left in a
+   * shard beyond the new count are not read.
+   */
+  jobShards?: number;
+  /**
+   * Sharded pub/sub (SPUBLISH/SSUBSCRIBE, Redis 7) for live delivery; default on a Redis Cluster
+   * (a classic PUBLISH there is copied to every node), off on a single Redis.
+   */
+  shardedPubSub?: boolean;
+  /**
+   * The fan log (redis-fan-log.ts, docs/bus.md): channels for which `fanned` answers true are
+   * published to and read from `shards` shared streams, one entry per publishMany whatever the
+   * number of channels, instead of a stream per channel. Default: off (every channel has its
+   * own stream). The chat service fans the users' own channels.
+   */
+  fan?: { shards: number; fanned: (channel: string) => boolean; maxEntries?: number; readPauseMs?: number };
   /** Default: as for the local driver. */
   retry?: RetryPolicy;
   /**
@@ -178,6 +236,13 @@ export interface RedisBusConfig {
    */
   now?: () => number;
 }
+
+/**
+ * Most shards of the fan log. A fanned channel's id holds a position per shard (at most 52
+ * characters each, `.` between): with 8, the realtime stream's composite id for a credential
+ * of 256 channels, one of them fanned, stays under its 16 KiB bound (realtime/event-id.ts).
+ */
+export const MAX_FAN_SHARDS = 8;
 
 export class QueueFullError extends Error {
   readonly code = 'queue_full' as const;

@@ -82,6 +82,8 @@ export interface Config {
   /** The bus's resume window per channel (how far back Last-Event-ID can resume). */
   busWindow: { maxEventsPerChannel: number; maxAgeMs: number };
   cluster: ClusterConfig;
+  /** The service's own web app (docs/web-app.md): its client at the IdP. */
+  web: { clientId: string };
 }
 
 export interface RealtimeConfig {
@@ -93,6 +95,15 @@ export interface RealtimeConfig {
   keepAliveMs: number;
   /** Unsent bytes after which a slow stream is closed. */
   maxBufferedBytes: number;
+  /** Streams one node holds at most (503 `service_unavailable` past it). */
+  maxStreams: number;
+  /** Streams one user holds on one node at most (429 `rate_limited` past it). */
+  maxStreamsPerUser: number;
+  /**
+   * Live events for one stream are gathered and written together: 0, those of one turn of the
+   * event loop; N, those of N ms (fewer writes per event on busy streams, N ms more latency).
+   */
+  flushMs: number;
 }
 
 export class ConfigError extends Error {
@@ -216,6 +227,9 @@ export function loadConfig(env: Env = process.env): Config {
     tokenTtlMs: int('CHAT_REALTIME_TOKEN_TTL_MS', 300_000, 1000, 3_600_000),
     keepAliveMs: int('CHAT_REALTIME_KEEPALIVE_MS', 15_000, 100, 300_000),
     maxBufferedBytes: int('CHAT_REALTIME_MAX_BUFFERED_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
+    maxStreams: int('CHAT_REALTIME_MAX_STREAMS', 20_000, 1, 1_000_000),
+    maxStreamsPerUser: int('CHAT_REALTIME_MAX_STREAMS_PER_USER', 16, 1, 100_000),
+    flushMs: int('CHAT_REALTIME_FLUSH_MS', 0, 0, 1000),
   };
   const busWindow = {
     maxEventsPerChannel: int('CHAT_BUS_WINDOW_EVENTS', 1000, 1, 1_000_000),
@@ -256,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
     realtime,
     busWindow,
     cluster,
+    web: { clientId: str('CHAT_WEB_CLIENT_ID', 'chat-web') },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

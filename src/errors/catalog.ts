@@ -4,7 +4,8 @@
  *
  * Codes whose status the contract leaves `not shown` are decided here and documented in
  * docs/errors.md; codes the contract does not list at all (method_not_allowed,
- * unsupported_media_type, service_unavailable) are additions, which the versioning rules allow.
+ * unsupported_media_type, uri_too_long, header_fields_too_large, service_unavailable, ...) are
+ * additions, which the versioning rules allow.
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -38,6 +39,7 @@ export const ERROR_STATUS = {
   role_locked: 409,
   idempotency_in_progress: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   conversation_archived: 422,
   invalid_reply: 422,
@@ -46,6 +48,7 @@ export const ERROR_STATUS = {
   direct_conversation_immutable: 422,
   idempotency_key_reused: 422,
   rate_limited: 429,
+  header_fields_too_large: 431,
   server_error: 500,
   identity_unavailable: 503,
   service_unavailable: 503,
@@ -76,6 +79,14 @@ export class ApiError extends Error {
     this.messages = message;
     this.headers = headers;
   }
+}
+
+/**
+ * The answer for a store that cannot serve now (store/errors.ts StoreUnavailableError: Cassandra
+ * without a quorum, a timeout): 503 `service_unavailable`, retryable after Retry-After.
+ */
+export function storeUnavailable(): ApiError {
+  return new ApiError('service_unavailable', 'the message store cannot be reached right now; retry the request', { 'Retry-After': '1' });
 }
 
 export interface ErrorBody {

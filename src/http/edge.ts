@@ -1,7 +1,8 @@
 /**
  * The edge: one uWebSockets.js handler for everything under the API prefix.
  *
- *   request ──► route match (404 / 405 / OPTIONS preflight)
+ *   request ──► framing (400 conflicting Content-Length, 414 request target; framing.ts)
+ *           ──► route match (404 / 405 / OPTIONS preflight)
  *           ──► body reading starts ──► CORS decision for the Origin (if any)
  *           ──► body refusals (415, 413 by Content-Length; 413 later if a chunked body runs over)
  *           ──► token (401) ──► audience/scope/binding (403) ──► client rate limit (429)
@@ -9,12 +10,16 @@
  *           ──► context check with the IdP (403/404/503) ──► per-user rate limit (429)
  *           ──► handler ──► response (cork) ──► metrics
  *
+ * A body the edge refuses (413, 415) is read and thrown away while the answer goes out, so a
+ * client still uploading reads it (linger.ts). A route without a body schema still fails a body
+ * over the limit (413), as the contract says of every request.
+ *
  * uWS rules kept here: headers, URL and method are read before any await; body chunks are
  * copied; every write after an await is corked; nothing is written after the client aborted.
  */
 import crypto from 'node:crypto';
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
-import { RawJson, Reply, type AnyRoute } from '../api/route.ts';
+import { RawJson, Reply, bodyOptional, type AnyRoute } from '../api/route.ts';
 import type { Services } from '../api/services.ts';
 import { assertValid, createAjv, Validator } from '../api/validation.ts';
 import type { Config } from '../config/index.ts';
@@ -26,12 +31,13 @@ import type { Principal } from '../identity/types.ts';
 import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import type { RateLimiter } from '../ratelimit/types.ts';
-import { isJsonContentType, parseJson, readBody, tooLarge } from './body.ts';
+import { BodyReader, isJsonContentType, parseJson, tooLarge } from './body.ts';
 import { corsHeaders, originAllowed, pathPolicy, preflightHeaders } from './cors.ts';
+import { MAX_API_TARGET_BYTES, readFraming, shownPath, targetTooLong, type Framing } from './framing.ts';
 import { applyLimit, authenticate, parseQuery, resolveAccess, then } from './guards.ts';
-import { appliesTo, begin, finish, keyFor, type Replay } from './idempotency.ts';
+import { appliesTo, begin, finish, idempotentId, keyFor, SOLE_PROCESS, type Claim, type Replay } from './idempotency.ts';
+import { answerAndClose, answerAndLinger } from './linger.ts';
 import { send, sendError, type Exchange } from './respond.ts';
-import type { IdempotencyKey } from '../store/index.ts';
 import { Router } from './router.ts';
 
 interface CompiledRoute {
@@ -39,6 +45,8 @@ interface CompiledRoute {
   path: Validator | null;
   query: Validator | null;
   body: Validator | null;
+  /** Every body field is optional: no body at all (no Content-Type either) stands for `{}`. */
+  bodyOptional: boolean;
 }
 
 /** Request data read synchronously in the uWS callback. */
@@ -48,7 +56,7 @@ interface Incoming {
   query: string;
   authorization: string;
   contentType: string;
-  contentLength: string;
+  framing: Framing;
   origin: string;
   requestId: string;
   kept: Record<string, string>;
@@ -60,7 +68,8 @@ interface Step {
   inc: Incoming;
   c: CompiledRoute;
   params: Record<string, string>;
-  bodyPromise: Promise<Buffer> | null;
+  /** Reads the body from the callback on: kept for a route that takes one, counted otherwise. */
+  body: BodyReader | null;
   /** A body refused before reading (415, or 413 by Content-Length), thrown once CORS is decided. */
   bodyError: ApiError | null;
   principal: Principal | null;
@@ -70,7 +79,7 @@ interface Step {
   access: AccessContext | null;
   result: unknown;
   /** Set when the request carries an Idempotency-Key and claimed it (idempotency.ts). */
-  idem: IdempotencyKey | null;
+  idem: Claim | null;
   /** A recorded response to send again instead of running the operation. */
   replay: Replay | null;
 }
@@ -85,12 +94,27 @@ export interface EdgeDeps {
   metrics: Metrics;
   log: Logger;
   services: Services;
+  /**
+   * Where the routes are mounted: the API's `/api/v1` (the default), or `''` for the web app's
+   * sign-in routes at the origin's root (`/auth/...`), which are no operations of the API.
+   */
+  prefix?: string;
 }
 
 const PREFLIGHT_HEADERS = ['access-control-request-method'];
+/**
+ * Header names as bytes: uWS.js takes a typed array as is, while a string key is converted to
+ * UTF-8 into a fresh allocation at every call (a measurable share of a cached request).
+ */
+const AUTHORIZATION = Buffer.from('authorization');
+const CONTENT_TYPE = Buffer.from('content-type');
+const ORIGIN = Buffer.from('origin');
+const X_REQUEST_ID = Buffer.from('x-request-id');
+const IDEMPOTENCY_KEY = Buffer.from('idempotency-key');
 /** uWS reports methods in lower case; constant upper-case strings avoid an allocation per request. */
 const METHODS: Record<string, string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE', options: 'OPTIONS', head: 'HEAD' };
 const NO_HEADERS: string[] = [];
+const unsupportedMediaType = (): ApiError => new ApiError('unsupported_media_type', 'send the request body as Content-Type: application/json');
 
 export class Edge {
   private readonly router: Router;
@@ -102,6 +126,7 @@ export class Edge {
 
   constructor(routes: readonly AnyRoute[], private readonly deps: EdgeDeps) {
     this.router = new Router(routes);
+    this.prefixLength = (deps.prefix ?? API_PREFIX).length;
     const ajv = createAjv();
     for (const r of routes) {
       this.compiled.set(r, {
@@ -109,32 +134,40 @@ export class Edge {
         path: r.schemas.params ? new Validator(ajv, r.schemas.params, 'path') : null,
         query: r.schemas.query ? new Validator(ajv, r.schemas.query, 'query') : null,
         body: r.schemas.body ? new Validator(ajv, r.schemas.body, 'body') : null,
+        bodyOptional: bodyOptional(r.schemas.body),
       });
     }
   }
 
-  /** The uWS handler for `${API_PREFIX}/*`. Headers are read here, synchronously, and only those needed. */
+  private readonly prefixLength: number;
+
+  /** The uWS handler for `${prefix}/*`. Headers are read here, synchronously, and only those needed. */
   readonly handle = (res: HttpResponse, req: HttpRequest): void => {
     const started = performance.now();
     const url = req.getUrl();
+    const query = req.getQuery() ?? '';
     const lower = req.getMethod();
     const method = METHODS[lower] ?? lower.toUpperCase();
-    const rel = url.slice(API_PREFIX.length) || '/';
+    const framing = readFraming(req);
+    if (framing instanceof ApiError) return this.refuseEarly(res, req, framing, true, url, method, started);
+    const tooLong = targetTooLong(url, query, MAX_API_TARGET_BYTES);
+    if (tooLong !== null) return this.refuseEarly(res, req, tooLong, false, url, method, started);
+    const rel = url.slice(this.prefixLength) || '/';
     const match = method === 'OPTIONS' ? null : this.router.match(method, rel);
     const route = match?.kind === 'found' ? match.route : null;
     const incoming: Incoming = {
       method,
       path: url,
-      query: req.getQuery() ?? '',
-      authorization: route && !route.audience.includes('public') ? req.getHeader('authorization') : '',
-      contentType: route?.schemas.body ? req.getHeader('content-type') : '',
-      contentLength: route?.schemas.body ? req.getHeader('content-length') : '',
-      origin: req.getHeader('origin'),
-      requestId: requestIdFrom(req.getHeader('x-request-id')),
+      query,
+      authorization: route && !route.audience.includes('public') ? req.getHeader(AUTHORIZATION) : '',
+      contentType: route?.schemas.body ? req.getHeader(CONTENT_TYPE) : '',
+      framing,
+      origin: req.getHeader(ORIGIN),
+      requestId: requestIdFrom(req.getHeader(X_REQUEST_ID)),
       kept: {},
     };
     if (route !== null && method !== 'GET') {
-      const key = req.getHeader('idempotency-key');
+      const key = req.getHeader(IDEMPOTENCY_KEY);
       if (key !== '') incoming.kept['idempotency-key'] = key;
     }
     for (const h of method === 'OPTIONS' ? PREFLIGHT_HEADERS : (route?.headers ?? NO_HEADERS)) {
@@ -152,7 +185,14 @@ export class Edge {
     }
     if (match === null) {
       const routes = this.router.at(rel);
-      this.await(ex, routes.length > 0 ? (routes[0] as AnyRoute).path : 'unmatched', method, started, this.preflight(ex, incoming, rel, routes));
+      const template = routes.length > 0 ? (routes[0] as AnyRoute).path : 'unmatched';
+      if (framing.length > this.deps.config.bodyLimitBytes) {
+        // A preflight answers 204: one with a body over the limit must fail like any request.
+        answerAndLinger(ex, tooLarge(this.deps.config.bodyLimitBytes), url, new BodyReader(res, Number.POSITIVE_INFINITY, false));
+        this.finish(ex, template, method, started);
+        return;
+      }
+      this.await(ex, template, method, started, this.preflight(ex, incoming, rel, routes));
       return;
     }
     if (match.kind === 'not_found') {
@@ -170,6 +210,18 @@ export class Edge {
     if (pending) this.await(ex, match.route.path, method, started, pending);
     else this.finish(ex, match.route.path, method, started);
   };
+
+  /**
+   * Before routing: the request's framing cannot be trusted (`framing`: answer and close, parsing
+   * nothing after it), or its target is not worth routing (nor echoing whole in the error body).
+   */
+  private refuseEarly(res: HttpResponse, req: HttpRequest, err: ApiError, framing: boolean, url: string, method: string, started: number): void {
+    const ex: Exchange = { res, aborted: false, done: false, headers: { 'X-Request-Id': requestIdFrom(req.getHeader(X_REQUEST_ID)) }, status: 0, inCallback: true };
+    this.inflight++;
+    if (framing) answerAndClose(ex, err, shownPath(url, MAX_API_TARGET_BYTES));
+    else sendError(ex, err, shownPath(url, MAX_API_TARGET_BYTES));
+    this.finish(ex, 'unmatched', method, started);
+  }
 
   /**
    * The request waits (body, IdP, async handler): uWS needs an abort handler attached before the
@@ -193,7 +245,7 @@ export class Edge {
    * cached request is answered inside the callback with no promise, closure or microtask hop.
    */
   private run(ex: Exchange, inc: Incoming, c: CompiledRoute, params: Record<string, string>): void | Promise<void> {
-    const st: Step = { ex, inc, c, params, bodyPromise: null, bodyError: null, principal: null, raw: null, parsed: undefined, query: {}, access: null, result: undefined, idem: null, replay: null };
+    const st: Step = { ex, inc, c, params, body: null, bodyError: null, principal: null, raw: null, parsed: undefined, query: {}, access: null, result: undefined, idem: null, replay: null };
     return this.advance(st, 0);
   }
 
@@ -215,35 +267,43 @@ export class Edge {
 
   /** A failed step; under a claimed Idempotency-Key the refusal is recorded (or the key released) first. */
   private failStep(st: Step, thrown: unknown): void | Promise<void> {
-    const key = st.idem;
-    if (key === null) return this.fail(st.ex, st.inc, thrown, st.c.body !== null);
+    const claim = st.idem;
+    if (claim === null) return this.fail(st.ex, st.inc, thrown, st.body);
     st.idem = null;
     const err = toApiError(thrown);
     const status = err instanceof ApiError ? err.status : 500;
     const body = err instanceof ApiError ? JSON.stringify(errorBody(err, st.inc.path)) : null;
-    return finish(this.deps.services.store, key, status, body).then(
-      () => this.fail(st.ex, st.inc, thrown, st.c.body !== null),
-      () => this.fail(st.ex, st.inc, thrown, st.c.body !== null),
+    return finish(this.deps.services.store, claim, status, body).then(
+      () => this.fail(st.ex, st.inc, thrown, st.body),
+      () => this.fail(st.ex, st.inc, thrown, st.body),
     );
   }
 
   private step(i: number, st: Step): void | Promise<unknown> {
     const { route } = st.c;
     switch (i) {
-      case 0: // the body: start reading now (uWS wants onData inside the callback); refusals wait for CORS
+      case 0: {
+        // The body: start reading now (uWS wants onData inside the callback); refusals wait for
+        // CORS. A refused body is still read (counted, not kept), for the lingering answer.
+        const limit = this.deps.config.bodyLimitBytes;
+        const { framing } = st.inc;
+        const res = st.ex.res;
         if (st.c.body) {
-          const { config } = this.deps;
-          if (!isJsonContentType(st.inc.contentType)) {
-            st.bodyError = new ApiError('unsupported_media_type', 'send the request body as Content-Type: application/json');
-          } else if (st.inc.contentLength !== '' && Number(st.inc.contentLength) > config.bodyLimitBytes) {
-            st.bodyError = tooLarge(config.bodyLimitBytes);
-          } else {
-            st.bodyPromise = readBody(st.ex.res, config.bodyLimitBytes);
-            // Keep an over-limit body from surfacing as an unhandled rejection while auth is pending.
-            st.bodyPromise.catch(() => undefined);
-          }
+          // Without a Content-Type a route whose fields are all optional reads on: an empty
+          // body is `{}` (step 6), anything else is still 415 then.
+          if (!isJsonContentType(st.inc.contentType) && !(st.c.bodyOptional && st.inc.contentType === '')) st.bodyError = unsupportedMediaType();
+          else if (framing.length > limit) st.bodyError = tooLarge(limit);
+          st.body = new BodyReader(res, st.bodyError ? Number.POSITIVE_INFINITY : limit, st.bodyError === null);
+        } else if (framing.length > limit) {
+          st.bodyError = tooLarge(limit);
+          st.body = new BodyReader(res, Number.POSITIVE_INFINITY, false);
+        } else if (framing.chunked) {
+          // A body of unknown length on a route that takes none: counted to its end (413 past
+          // the limit) before the answer, which could not take a 413 back once sent.
+          st.body = new BodyReader(res, limit, false);
         }
         return;
+      }
       case 1: // CORS before any refusal, so a browser can read every error below
         return this.cors(st.ex, st.inc, route, st.params);
       case 2:
@@ -263,11 +323,14 @@ export class Edge {
         if (st.principal.type === 'machine') return applyLimit(this.deps, st.ex, `client:${st.principal.client_id}`, 'client');
         return;
       case 5:
-        if (st.bodyPromise) return st.bodyPromise.then((b) => void (st.raw = b));
-        return;
+        if (st.body === null) return;
+        if (st.c.body === null) return st.body.promise.then(() => undefined);
+        return st.body.promise.then((b) => void (st.raw = b));
       case 6: {
         const { c } = st;
+        if (st.raw && st.raw.length > 0 && st.inc.contentType === '') throw unsupportedMediaType();
         st.parsed = st.raw ? parseJson(st.raw) : undefined;
+        if (st.parsed === undefined && c.bodyOptional) st.parsed = {};
         st.query = c.query ? parseQuery(st.inc.query) : {};
         assertValid([
           ...(c.path ? c.path.problems(st.params) : []),
@@ -288,9 +351,10 @@ export class Edge {
         const header = st.inc.kept['idempotency-key'];
         if (!appliesTo(st.inc.method, st.principal, header)) return;
         const key = keyFor(st.principal as Principal, st.inc.method, st.inc.path, header);
-        return begin(this.deps.services.store, key, st.raw).then((replay) => {
-          if (replay) st.replay = replay;
-          else st.idem = key;
+        const { services } = this.deps;
+        return begin(services.store, services.claimOwner?.() ?? SOLE_PROCESS, key, st.raw).then((r) => {
+          if ('key' in r) st.idem = r;
+          else st.replay = r;
         });
       }
       case 9:
@@ -314,6 +378,7 @@ export class Edge {
           log: this.deps.log,
           headers: st.inc.kept,
           services: this.deps.services,
+          idempotentId: st.idem ? idempotentId.bind(null, st.idem) : null,
         });
         if (r instanceof Promise) return r.then((v) => void (st.result = v));
         st.result = r;
@@ -343,12 +408,18 @@ export class Edge {
     });
   }
 
-  private fail(ex: Exchange, inc: Incoming, thrown: unknown, hasBody: boolean): void {
+  private fail(ex: Exchange, inc: Incoming, thrown: unknown, body: BodyReader | null): void {
     const err = toApiError(thrown);
     if (err instanceof ApiError) {
-      // 413 and 415 leave body bytes unread on the socket: close instead of reusing it.
-      const close = hasBody && (err.code === 'payload_too_large' || err.code === 'unsupported_media_type');
-      sendError(ex, err, inc.path, close);
+      // A refused body of unbounded size (413, or 415 of a body over the limit or chunked) is
+      // read and thrown away while the answer goes out, then the connection closes (linger.ts).
+      // A 415 of a declared body within the limit needs no close: uWS skips its bytes.
+      const unbounded = inc.framing.chunked || inc.framing.length > this.deps.config.bodyLimitBytes;
+      if (err.code === 'payload_too_large' || (err.code === 'unsupported_media_type' && unbounded)) {
+        answerAndLinger(ex, err, inc.path, body);
+        return;
+      }
+      sendError(ex, err, inc.path);
       return;
     }
     this.deps.log.error({ err, req_id: ex.headers['X-Request-Id'], method: inc.method, path: inc.path }, 'unhandled error');

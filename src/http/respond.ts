@@ -17,9 +17,11 @@ const STATUS_TEXT: Record<number, string> = {
   405: '405 Method Not Allowed',
   409: '409 Conflict',
   413: '413 Payload Too Large',
+  414: '414 URI Too Long',
   415: '415 Unsupported Media Type',
   422: '422 Unprocessable Entity',
   429: '429 Too Many Requests',
+  431: '431 Request Header Fields Too Large',
   500: '500 Internal Server Error',
   503: '503 Service Unavailable',
 };

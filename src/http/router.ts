@@ -19,6 +19,11 @@ const newNode = (): Node => ({ statics: new Map(), param: null, routes: new Map(
 
 /** Matches of recent concrete paths, so hot paths skip the walk (bounded; cleared when full). */
 const MATCH_CACHE_SIZE = 10_000;
+/**
+ * Longer paths are matched but not cached, so the cache holds at most ~10 MB however long the
+ * paths clients send (a route's longest real path, ids of 128 characters, is under 600).
+ */
+const MATCH_CACHE_MAX_PATH = 1024;
 
 export class Router {
   private readonly root = newNode();
@@ -27,6 +32,11 @@ export class Router {
 
   constructor(routes: readonly AnyRoute[]) {
     for (const r of routes) this.add(r);
+  }
+
+  /** Paths in the match cache now. */
+  get cachedPaths(): number {
+    return this.cached;
   }
 
   private add(route: AnyRoute): void {
@@ -63,6 +73,7 @@ export class Router {
     const hit = byPath.get(path);
     if (hit !== undefined) return hit;
     const m = this.resolve(method, path);
+    if (path.length > MATCH_CACHE_MAX_PATH) return m;
     if (++this.cached > MATCH_CACHE_SIZE) {
       this.cache.clear();
       this.cached = 1;

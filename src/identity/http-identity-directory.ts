@@ -149,10 +149,14 @@ export class HttpIdentityDirectory implements IdentityDirectory {
     if (this.discovered) return Promise.resolve(this.discovered);
     this.discovering ??= (async () => {
       const doc = this.required(await this.get(`${this.base}/.well-known/openid-configuration`, check.discovery, false), 'discovery document');
+      // The issuer is the IdP's URL as clients reach it (a load balancer's, say); the node reaches
+      // the IdP at CHAT_IDP_URL. Endpoints under the issuer are called there.
+      const issuer = doc.issuer.replace(/\/+$/, '');
+      const direct = (url: string): string => (url.startsWith(`${issuer}/`) ? `${this.base}${url.slice(issuer.length)}` : url);
       this.discovered = {
         issuer: doc.issuer,
-        jwksUri: doc.jwks_uri,
-        directory: (doc.chat_directory_endpoint ?? `${this.base}/directory`).replace(/\/+$/, ''),
+        jwksUri: direct(doc.jwks_uri),
+        directory: direct(doc.chat_directory_endpoint ?? `${this.base}/directory`).replace(/\/+$/, ''),
       };
       return this.discovered;
     })().finally(() => {

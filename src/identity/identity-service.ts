@@ -3,7 +3,8 @@
  * Everything the edge asks the IdP goes through here, so caching, coalescing and the
  * `identity_unavailable` rule live in one place.
  */
-import { ApiError } from '../errors/catalog.ts';
+import { ApiError, storeUnavailable } from '../errors/catalog.ts';
+import { StoreUnavailableError } from '../store/errors.ts';
 import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { bindResolver, EffectiveCapabilities } from './effective-capabilities.ts';
@@ -163,9 +164,15 @@ export function guard<T>(p: Promise<T>): Promise<T> {
   });
 }
 
+/**
+ * What the edge answers for a failure without a code of its own: an unreachable IdP is
+ * `identity_unavailable`, an unreachable store (a route's own store read: history, listings, the
+ * idempotency records) `service_unavailable`, both 503 with Retry-After; the rest stays as is.
+ */
 export function toApiError(err: unknown): unknown {
   if (err instanceof IdentityUnavailableError) {
     return new ApiError('identity_unavailable', 'the identity provider cannot be reached; try again shortly', { 'Retry-After': '1' });
   }
+  if (err instanceof StoreUnavailableError) return storeUnavailable();
   return err;
 }

@@ -14,7 +14,7 @@ import { OAuthError } from './oauth-error.ts';
 export type RegisteredClient =
   | { kind: 'machine'; client_id: string; secret: string; machine: FixtureMachineClient }
   | { kind: 'application'; client_id: string; secret: string | null; tenant_id: string; application_id: string }
-  | { kind: 'service'; client_id: string; secret: string | null };
+  | { kind: 'service'; client_id: string; secret: string | null; redirect_uris: readonly string[] };
 
 /** Request parameters (form or JSON body); empty values are already dropped, as RFC 6749 §3.2 asks. */
 export type OAuthParams = ReadonlyMap<string, string>;
@@ -45,7 +45,7 @@ export class ClientRegistry {
         c.client_id,
         c.kind === 'machine'
           ? { kind: 'machine', client_id: c.client_id, secret: c.client_secret, machine: c }
-          : { kind: 'service', client_id: c.client_id, secret: c.client_secret },
+          : { kind: 'service', client_id: c.client_id, secret: c.client_secret, redirect_uris: c.redirect_uris ?? [] },
       );
     }
   }

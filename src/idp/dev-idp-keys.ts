@@ -8,13 +8,16 @@
  *  - the fixture's `signing_keys` when present: the first signs, the others are published for
  *    verification only (they are configuration, so they never age out). A restarted IdP then
  *    signs with the same key, and nodes keep trusting both its old and its new tokens;
- *  - otherwise one key generated at start, in memory only: a restarted development IdP has new
- *    keys, and tokens it issued before stop verifying, exactly as after a key compromise.
- * Keys made by `rotate()` are always generated and in memory only.
+ *  - otherwise, with a key file (the IdP's data directory: key-file.ts), the keys kept there: the
+ *    first start generates one and writes it, every later start signs with it again, so tokens
+ *    survive a restart. `rotate()` writes its new key (and the retired ones) to the file;
+ *  - otherwise (no data directory: tests constructing a DevIdp) one key generated at start, in
+ *    memory only, as are the keys `rotate()` makes then.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { SignJWT, type JWK, type JWTPayload } from 'jose';
 import type { FixtureSigningKey } from './fixture-schema.ts';
+import { createKeyFile, readKeyFile, replaceKeyFile, type StoredKey } from './key-file.ts';
 
 export const SIGNING_ALG = 'ES256';
 
@@ -37,9 +40,22 @@ export class KeyRing {
     private readonly now: () => number,
     /** Configured keys (fixture `signing_keys`): the first signs, all are published. Empty: generate one. */
     configured: readonly FixtureSigningKey[] = [],
+    /** Where generated keys are kept (ignored with configured keys); null: in memory only. */
+    private readonly keyFile: string | null = null,
   ) {
-    this.keys = configured.length > 0 ? configured.map(importSigningKey) : [newKey()];
-    this.signer = this.keys[0] as SigningKey;
+    if (configured.length > 0) {
+      this.keyFile = null;
+      this.keys = configured.map(importSigningKey);
+      this.signer = this.keys[0] as SigningKey;
+    } else if (keyFile !== null) {
+      const stored = readKeyFile(keyFile) ?? createKeyFile(keyFile, [{ jwk: exportSigningKey(newKey()), retiredAt: null }]);
+      this.keys = stored.map((k) => Object.assign(importSigningKey(k.jwk), { retiredAt: k.retiredAt }));
+      this.signer = this.keys.find((k) => k.retiredAt === null) as SigningKey;
+      this.prune();
+    } else {
+      this.keys = [newKey()];
+      this.signer = this.keys[0] as SigningKey;
+    }
   }
 
   get currentKid(): string {
@@ -53,6 +69,7 @@ export class KeyRing {
     this.keys.push(next);
     this.signer = next;
     this.prune();
+    if (this.keyFile !== null) replaceKeyFile(this.keyFile, this.keys.map((k): StoredKey => ({ jwk: exportSigningKey(k), retiredAt: k.retiredAt })));
     return next.kid;
   }
 
@@ -90,6 +107,12 @@ function newKey(): SigningKey {
   const kid = randomBytes(12).toString('base64url');
   const { kty, crv, x, y } = publicKey.export({ format: 'jwk' });
   return { kid, privateKey, publicKey, publicJwk: { kty, crv, x, y, kid, alg: SIGNING_ALG, use: 'sig' }, retiredAt: null };
+}
+
+/** A signing key as the private JWK kept in the key file. */
+function exportSigningKey(key: SigningKey): FixtureSigningKey {
+  const { kty, crv, x, y, d } = key.privateKey.export({ format: 'jwk' });
+  return { kty, crv, x, y, d, kid: key.kid } as FixtureSigningKey;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { ClientRegistry, ClientRequest, OAuthParams, RegisteredClient } fro
 import type { FixtureDirectory } from './dev-idp-directory.ts';
 import { SIGNING_ALG, type KeyRing } from './dev-idp-keys.ts';
 import type { RevocationLog } from './dev-idp-revocations.ts';
+import { GRANT_AUTHORIZATION_CODE, type AuthorizationCodes } from './dev-idp-authorize.ts';
 import { OAuthError } from './oauth-error.ts';
 
 export const GRANT_CLIENT_CREDENTIALS = 'client_credentials';
@@ -38,6 +39,14 @@ export interface DevLoginResponse {
   expires_in: number;
 }
 
+/**
+ * The authorization_code grant's answer: the user's ID token. The development IdP issues no
+ * access token of its own (chat tokens come from the exchange); a real IdP's is not needed.
+ */
+export interface IdTokenResponse extends DevLoginResponse {
+  scope: string;
+}
+
 export interface OAuthDeps {
   issuer: () => string;
   now: () => number;
@@ -46,19 +55,38 @@ export interface OAuthDeps {
   directory: FixtureDirectory;
   keys: KeyRing;
   revocations: RevocationLog;
+  codes: AuthorizationCodes;
 }
 
 export class OAuthService {
   constructor(private readonly d: OAuthDeps) {}
 
+  /** The token endpoint: every grant this IdP supports. */
+  async tokenEndpoint(req: ClientRequest): Promise<TokenResponse | IdTokenResponse> {
+    if (req.params.get('grant_type') !== GRANT_AUTHORIZATION_CODE) return this.token(req);
+    return this.authorizationCode(this.d.clients.authenticate(req), req.params);
+  }
+
+  /** The grants that issue chat access tokens (client_credentials, token exchange). */
   async token(req: ClientRequest): Promise<TokenResponse> {
     const grant = req.params.get('grant_type');
     if (grant === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
     if (grant !== GRANT_CLIENT_CREDENTIALS && grant !== GRANT_TOKEN_EXCHANGE) {
-      throw new OAuthError('unsupported_grant_type', `grant_type must be ${GRANT_CLIENT_CREDENTIALS} or ${GRANT_TOKEN_EXCHANGE}`);
+      throw new OAuthError('unsupported_grant_type', `grant_type must be ${GRANT_CLIENT_CREDENTIALS}, ${GRANT_TOKEN_EXCHANGE} or ${GRANT_AUTHORIZATION_CODE}`);
     }
     const client = this.d.clients.authenticate(req);
     return grant === GRANT_CLIENT_CREDENTIALS ? this.clientCredentials(client, req.params) : this.exchange(client, req.params);
+  }
+
+  /** RFC 6749 §4.1.3 with PKCE: the code from the authorization endpoint for the user's ID token. */
+  private async authorizationCode(client: RegisteredClient, params: OAuthParams): Promise<IdTokenResponse> {
+    if (client.kind !== 'service' || client.redirect_uris.length === 0) {
+      throw new OAuthError('unauthorized_client', `client ${client.client_id} may not use the authorization_code grant`);
+    }
+    const { user_id, nonce } = this.d.codes.redeem(client, params);
+    const user = this.d.directory.user(user_id);
+    if (!user) throw new OAuthError('invalid_grant', 'the authorization code names an unknown user');
+    return Object.assign(await this.idToken(user, client.client_id, nonce), { scope: 'openid' });
   }
 
   private async clientCredentials(client: RegisteredClient, params: OAuthParams): Promise<TokenResponse> {
@@ -137,9 +165,13 @@ export class OAuthService {
     if (!client || client.kind === 'machine') throw new OAuthError('invalid_client', `${clientId} is not a client users can sign in to`);
     const user = this.d.directory.user(userId);
     if (!user) throw new OAuthError('invalid_request', `unknown user ${userId}`);
+    return this.idToken(user, client.client_id, undefined);
+  }
+
+  private async idToken(user: { user_id: string; display_name: string | null }, clientId: string, nonce: string | undefined): Promise<DevLoginResponse> {
     const iat = this.nowSeconds();
     const id_token = await this.d.keys.sign(
-      { iss: this.d.issuer(), sub: user.user_id, aud: client.client_id, iat, exp: iat + ID_TOKEN_SECONDS, jti: randomUUID(), name: user.display_name ?? user.user_id },
+      { iss: this.d.issuer(), sub: user.user_id, aud: clientId, iat, exp: iat + ID_TOKEN_SECONDS, jti: randomUUID(), name: user.display_name ?? user.user_id, ...(nonce === undefined ? {} : { nonce }) },
       'JWT',
     );
     return { id_token, token_type: 'Bearer', expires_in: ID_TOKEN_SECONDS };

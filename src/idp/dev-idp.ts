@@ -2,8 +2,8 @@
  * The development identity provider: a small OAuth authorization server plus the chat directory,
  * both driven by a fixture file. The chat node embeds it (mounted at `/idp`, driver `embedded`)
  * or talks to it over HTTP as a separate process (`npm run idp`, driver `http`) exactly as it would
- * talk to a team's real IdP adapter. State other than the fixture (revocations, and keys unless
- * the fixture configures `signing_keys`) lives in memory and is lost on restart.
+ * talk to a team's real IdP adapter. Signing keys are the fixture's `signing_keys`, or kept in the
+ * data directory (key-file.ts); other state (revocations) lives in memory and is lost on restart.
  *
  *   DevIdp ── KeyRing (ES256 keys, JWKS, rotation)
  *         ├─ OAuthService (token endpoint, dev login, revocation) ── ClientRegistry
@@ -33,16 +33,24 @@ import {
   OAuthService,
   USER_TOKEN_MAX_SECONDS,
   type DevLoginResponse,
+  type IdTokenResponse,
   type TokenResponse,
 } from './dev-idp-oauth.ts';
 import { RevocationLog } from './dev-idp-revocations.ts';
+import { AuthorizationCodes, GRANT_AUTHORIZATION_CODE, type AuthorizeOutcome } from './dev-idp-authorize.ts';
 import type { Fixture } from './fixture-schema.ts';
+import { OAuthError } from './oauth-error.ts';
 
 export interface DevIdpOptions {
   /** The `iss` of every token, and the base of every endpoint URL in the discovery document. */
   issuer: string;
   /** Enables POST /dev/login and POST /dev/rotate-keys; never in production. */
   devLogin: boolean;
+  /**
+   * Where generated signing keys are kept across restarts (`<data dir>/idp-signing-keys.json`);
+   * absent: in memory only. Unused when the fixture configures `signing_keys`.
+   */
+  keyFile?: string;
   /** Clock in epoch milliseconds (tests move it). */
   now?: () => number;
   /** Where errors thrown by revocation listeners go; default: stderr. */
@@ -64,6 +72,10 @@ export interface DiscoveryDocument {
   chat_resource_identifier: string;
   /** Present when development sign-in is enabled. */
   dev_login_endpoint?: string;
+  /** The login page (authorization code with PKCE); present when development sign-in is enabled. */
+  authorization_endpoint?: string;
+  response_types_supported?: string[];
+  code_challenge_methods_supported?: string[];
 }
 
 export class DevIdp {
@@ -74,6 +86,7 @@ export class DevIdp {
   private readonly oauth: OAuthService;
   private readonly directoryKeys: Buffer[];
   private readonly keys: KeyRing;
+  private readonly codes: AuthorizationCodes;
 
   /** Ready at once: the first signing key is generated here. */
   constructor(
@@ -84,18 +97,21 @@ export class DevIdp {
     const now = options.now ?? Date.now;
     this.devLogin = options.devLogin;
     this.currentIssuer = normalizeIssuer(options.issuer);
-    this.keys = new KeyRing(maxTokenLifetime(fixture), now, fixture.signing_keys);
+    this.keys = new KeyRing(maxTokenLifetime(fixture), now, fixture.signing_keys, options.keyFile ?? null);
     this.directory = new FixtureDirectory(fixture);
     this.revocationLog = new RevocationLog(now, options.onListenerError ?? defaultListenerError);
     this.directoryKeys = fixture.directory_api_keys.map(digest);
+    const clients = new ClientRegistry(fixture);
+    this.codes = new AuthorizationCodes(clients, now);
     this.oauth = new OAuthService({
       issuer: () => this.currentIssuer,
       now,
       resourceIdentifier: fixture.resource_identifier,
-      clients: new ClientRegistry(fixture),
+      clients,
       directory: this.directory,
       keys: this.keys,
       revocations: this.revocationLog,
+      codes: this.codes,
     });
   }
 
@@ -119,13 +135,20 @@ export class DevIdp {
       jwks_uri: `${base}/jwks.json`,
       token_endpoint: `${base}/oauth/token`,
       revocation_endpoint: `${base}/oauth/revoke`,
-      grant_types_supported: [GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE],
+      grant_types_supported: [GRANT_CLIENT_CREDENTIALS, GRANT_TOKEN_EXCHANGE, ...(this.devLogin ? [GRANT_AUTHORIZATION_CODE] : [])],
       token_endpoint_auth_methods_supported: methods,
       revocation_endpoint_auth_methods_supported: methods,
       id_token_signing_alg_values_supported: [SIGNING_ALG],
       chat_directory_endpoint: `${base}/directory`,
       chat_resource_identifier: this.fixture.resource_identifier,
-      ...(this.devLogin ? { dev_login_endpoint: `${base}/dev/login` } : {}),
+      ...(this.devLogin
+        ? {
+            dev_login_endpoint: `${base}/dev/login`,
+            authorization_endpoint: `${base}/oauth/authorize`,
+            response_types_supported: ['code'],
+            code_challenge_methods_supported: ['S256'],
+          }
+        : {}),
     };
   }
 
@@ -146,6 +169,25 @@ export class DevIdp {
 
   token(req: ClientRequest): Promise<TokenResponse> {
     return this.oauth.token(req);
+  }
+
+  /** POST /oauth/token: every grant, the authorization code's included. */
+  tokenEndpoint(req: ClientRequest): Promise<TokenResponse | IdTokenResponse> {
+    return this.oauth.tokenEndpoint(req);
+  }
+
+  /** The authorization endpoint's check (development sign-in only; callers check `devLogin`). */
+  authorize(params: OAuthParams): AuthorizeOutcome {
+    return this.codes.check(params);
+  }
+
+  /** The login page's answer: the user chose who to be. Returns where to send the browser. */
+  approve(params: OAuthParams): string {
+    const outcome = this.codes.check(params);
+    if (outcome.kind === 'redirect') return outcome.location;
+    const userId = params.get('user_id');
+    if (userId === undefined || !this.directory.hasUser(userId)) throw new OAuthError('invalid_request', `unknown user ${userId ?? '(none)'}`);
+    return this.codes.approve(outcome.request, userId);
   }
 
   /** Development sign-in. Callers check `devLogin` first (the HTTP layer answers 404). */

@@ -127,12 +127,17 @@ export const MachineClientSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** The chat service's own web app: token exchange only, not bound to a context. */
+/** The chat service's own web app: authorization code (PKCE) and token exchange, not bound to a context. */
 export const ServiceClientSchema = Type.Object(
   {
     client_id: Id,
     client_secret: Nullable(Type.String({ minLength: 8 })),
     kind: Type.Literal('service'),
+    /**
+     * Where the authorization endpoint may send the user back (exact match; a loopback URI
+     * matches on any port, RFC 8252 §7.3). Absent: the client cannot use authorization codes.
+     */
+    redirect_uris: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^#]+$' }))),
   },
   { additionalProperties: false },
 );

@@ -7,6 +7,8 @@ import type { DevIdp } from './dev-idp.ts';
 import { bodyParams } from './http-params.ts';
 import { json, type IdpHttpRequest, type IdpHttpResponse } from './http-types.ts';
 import { OAuthError } from './oauth-error.ts';
+import { authorizeErrorPage, loginPage } from './login-page.ts';
+import type { OAuthParams } from './dev-idp-clients.ts';
 
 export interface IdpRoute {
   method: 'GET' | 'POST';
@@ -27,8 +29,20 @@ export const IDP_ROUTES: readonly IdpRoute[] = [
   {
     method: 'POST',
     path: '/oauth/token',
-    handle: async (idp, req) => json(200, await idp.token({ params: bodyParams(req), authorization: req.headers.authorization })),
+    handle: async (idp, req) => json(200, await idp.tokenEndpoint({ params: bodyParams(req), authorization: req.headers.authorization })),
   },
+  // The login page of the authorization code flow (dev-idp-authorize.ts). Its errors are pages.
+  {
+    method: 'GET',
+    path: '/oauth/authorize',
+    guard: 'dev',
+    handle: (idp, req) =>
+      asPage(() => {
+        const outcome = idp.authorize(queryParams(req));
+        return outcome.kind === 'redirect' ? redirect(outcome.location) : loginPage(idp.fixture, outcome.request, 'authorize');
+      }),
+  },
+  { method: 'POST', path: '/oauth/authorize', guard: 'dev', handle: (idp, req) => asPage(() => redirect(idp.approve(bodyParams(req)))) },
   {
     method: 'POST',
     path: '/oauth/revoke',
@@ -100,6 +114,30 @@ export const IDP_ROUTES: readonly IdpRoute[] = [
     handle: (idp, req) => json(200, idp.revocations(queryParam(req, 'after') ?? null)),
   },
 ];
+
+function redirect(location: string): IdpHttpResponse {
+  return { status: 303, headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }, body: '' };
+}
+
+/** A person reads these answers: OAuth errors become an HTML page, never a redirect. */
+function asPage(run: () => IdpHttpResponse): IdpHttpResponse {
+  try {
+    return run();
+  } catch (err) {
+    if (!(err instanceof OAuthError)) throw err;
+    return authorizeErrorPage(err.status, err.code, err.description);
+  }
+}
+
+/** Every query parameter; empty ones count as absent, a repeated one is `invalid_request` (RFC 6749 §3.1). */
+function queryParams(req: IdpHttpRequest): OAuthParams {
+  const params = new Map<string, string>();
+  for (const [k, v] of req.query) {
+    if (params.has(k)) throw new OAuthError('invalid_request', `parameter ${k} is given more than once`);
+    if (v !== '') params.set(k, v);
+  }
+  return params;
+}
 
 /** A query parameter; undefined when absent or empty, `invalid_request` when repeated. */
 function queryParam(req: IdpHttpRequest, name: string): string | undefined {

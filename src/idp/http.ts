@@ -59,6 +59,12 @@ async function dispatch(idp: DevIdp, req: IdpHttpRequest): Promise<IdpHttpRespon
   return hit.route.handle(idp, req, hit.params);
 }
 
+/** The route template a path falls under (any method), for metrics labels; null when none. */
+export function idpRouteTemplate(path: string): string | null {
+  for (const route of IDP_ROUTES) if (match(route.path, path)) return route.path;
+  return null;
+}
+
 /** `/a/:x/b` against a path; the decoded captures, or undefined when it does not match. */
 function match(pattern: string, path: string): Record<string, string> | undefined {
   const want = pattern.split('/');
@@ -111,6 +117,7 @@ function defaultOnError(err: unknown, req: IdpHttpRequest): void {
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
   204: 'No Content',
+  303: 'See Other',
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',
@@ -125,12 +132,19 @@ const STATUS_TEXT: Record<number, string> = {
  * uWS rules honoured here: request data is read synchronously before any await (the request
  * object dies when the callback returns), body chunks are copied (their memory is reused),
  * nothing is written after an abort, and writes after an await are corked.
+ *
+ * `observe`, when given, is called once per answered request with its route template (the
+ * prefix plus the IdP route's pattern, or `unmatched`), method, status and duration: the chat
+ * node counts its embedded IdP's requests with its own.
  */
-export function mountIdp(app: TemplatedApp, prefix: string, handler: IdpHandler): void {
+export type IdpObserver = (route: string, method: string, status: number, seconds: number) => void;
+
+export function mountIdp(app: TemplatedApp, prefix: string, handler: IdpHandler, observe?: IdpObserver): void {
   if (prefix !== '' && !/^\/[^?#*]*[^/?#*]$/.test(prefix)) {
     throw new Error(`IdP mount prefix must be "" or start with "/" and not end with "/" (got "${prefix}")`);
   }
   const serve = (res: HttpResponse, req: HttpRequest): void => {
+    const started = performance.now();
     const method = req.getMethod().toUpperCase();
     const url = req.getUrl();
     const query = new URLSearchParams(req.getQuery() ?? '');
@@ -147,6 +161,10 @@ export function mountIdp(app: TemplatedApp, prefix: string, handler: IdpHandler)
     const send = (r: IdpHttpResponse, closeConnection = false): void => {
       if (done) return;
       done = true;
+      if (observe) {
+        const template = idpRouteTemplate(path);
+        observe(template === null ? 'unmatched' : `${prefix}${template}`, method, r.status, (performance.now() - started) / 1000);
+      }
       res.cork(() => {
         res.writeStatus(`${r.status} ${STATUS_TEXT[r.status] ?? ''}`.trimEnd());
         for (const [k, v] of Object.entries(r.headers)) res.writeHeader(k, v);

@@ -6,9 +6,13 @@
  *   IDP_HOST       listen address                       default 127.0.0.1
  *   IDP_PORT       listen port, 0 = any free port       default 8081
  *   IDP_FIXTURE    fixture file                         default src/idp/demo-fixture.json
- *   IDP_ISSUER     the `iss` of tokens and base URL of the discovery document
- *                                                       default http://IDP_HOST:<port>
+ *   IDP_ISSUER     the `iss` of tokens and base URL of the discovery document: the IdP's URL as
+ *                  its clients reach it (behind a load balancer: the balancer's URL)
+ *                                                       default http://IDP_HOST:<port><base path>
+ *   IDP_BASE_PATH  the path every endpoint is served under, `` or `/something`
+ *                                                       default the path of IDP_ISSUER (``)
  *   IDP_DEV_LOGIN  enable POST /dev/login and /dev/rotate-keys   default true
+ *   IDP_DATA_DIR   where the signing keys are kept across restarts  default ./data/idp
  *
  * Once listening it prints one JSON line to stdout:
  *   {"msg":"idp listening","port":8081,"issuer":"http://127.0.0.1:8081"}
@@ -18,6 +22,7 @@ import uWS from '@trufflesuite/uws-js-unofficial';
 import { DEFAULT_FIXTURE } from '../config/index.ts';
 import { DevIdp } from './dev-idp.ts';
 import { loadFixture, type Fixture } from './fixture.ts';
+import { KEY_FILE_NAME } from './key-file.ts';
 import { createIdpHandler, mountIdp } from './http.ts';
 
 interface IdpEnv {
@@ -25,7 +30,9 @@ interface IdpEnv {
   port: number;
   fixturePath: string;
   issuer: string | null;
+  basePath: string;
   devLogin: boolean;
+  dataDir: string;
 }
 
 function readIdpEnv(env: Record<string, string | undefined>): { config: IdpEnv; problems: string[] } {
@@ -54,7 +61,13 @@ function readIdpEnv(env: Record<string, string | undefined>): { config: IdpEnv; 
   if (['0', 'false', 'off', 'no'].includes(rawDev)) devLogin = false;
   else if (!['1', 'true', 'on', 'yes'].includes(rawDev)) problems.push(`IDP_DEV_LOGIN must be true or false (got "${rawDev}")`);
 
-  return { config: { host, port, fixturePath: path.resolve(value('IDP_FIXTURE') ?? DEFAULT_FIXTURE), issuer, devLogin }, problems };
+  // Served where the issuer says by default, so a balancer can route the issuer's path to the IdP
+  // as it is (npm run cluster routes /idp/).
+  const basePath = (value('IDP_BASE_PATH') ?? (issuer !== null && URL.canParse(issuer) ? new URL(issuer).pathname : '')).replace(/\/+$/, '');
+  if (basePath !== '' && !/^\/[A-Za-z0-9._~\/-]*$/.test(basePath)) problems.push(`IDP_BASE_PATH must be empty or a path such as /idp (got "${basePath}")`);
+
+  const dataDir = path.resolve(value('IDP_DATA_DIR') ?? 'data/idp');
+  return { config: { host, port, fixturePath: path.resolve(value('IDP_FIXTURE') ?? DEFAULT_FIXTURE), issuer, basePath, devLogin, dataDir }, problems };
 }
 
 function log(stream: NodeJS.WriteStream, fields: Record<string, unknown>): void {
@@ -77,15 +90,29 @@ async function main(): Promise<void> {
 
   const urlHost = config.host.includes(':') ? `[${config.host}]` : config.host;
   // With IDP_PORT=0 the port, and so the default issuer, is known only once listening.
-  const idp = new DevIdp(fixture, { issuer: config.issuer ?? `http://${urlHost}:${config.port}`, devLogin: config.devLogin });
+  let idp: DevIdp;
+  try {
+    idp = new DevIdp(fixture, { issuer: config.issuer ?? `http://${urlHost}:${config.port}${config.basePath}`, devLogin: config.devLogin, keyFile: path.join(config.dataDir, KEY_FILE_NAME) });
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
   const app = uWS.App();
   mountIdp(
     app,
-    '',
+    config.basePath,
     createIdpHandler(idp, {
       onError: (err, req) => log(process.stderr, { level: 'error', msg: 'idp request failed', method: req.method, path: req.path, err: String(err) }),
     }),
   );
+
+  if (config.basePath !== '') {
+    app.any('/*', (res, req) => {
+      const url = req.getUrl();
+      res.writeStatus('404 Not Found').writeHeader('Content-Type', 'application/json; charset=utf-8').writeHeader('Cache-Control', 'no-store');
+      res.end(JSON.stringify({ error: 'not_found', error_description: `no such endpoint: ${url}; this identity provider serves under ${config.basePath}/` }));
+    });
+  }
 
   app.listen(config.host, config.port, (socket) => {
     if (socket === false) {
@@ -93,8 +120,8 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     const port = uWS.us_socket_local_port(socket);
-    if (config.issuer === null) idp.setIssuer(`http://${urlHost}:${port}`);
-    log(process.stdout, { msg: 'idp listening', port, issuer: idp.issuer(), dev_login: config.devLogin, fixture: config.fixturePath });
+    if (config.issuer === null) idp.setIssuer(`http://${urlHost}:${port}${config.basePath}`);
+    log(process.stdout, { msg: 'idp listening', port, issuer: idp.issuer(), base_path: config.basePath, dev_login: config.devLogin, fixture: config.fixturePath, data_dir: config.dataDir });
 
     const stop = (signal: string): void => {
       uWS.us_listen_socket_close(socket);

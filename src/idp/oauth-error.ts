@@ -12,6 +12,9 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'invalid_target'
   | 'chat_access_not_granted'
+  // The authorization endpoint (RFC 6749 §4.1.2.1): shown to the user, never redirected.
+  | 'invalid_redirect_uri'
+  | 'unsupported_response_type'
   // Not OAuth codes, used by the IdP's other endpoints with the same body shape.
   | 'invalid_token'
   | 'not_found'
@@ -31,6 +34,8 @@ const STATUS: Record<OAuthErrorCode, number> = {
   invalid_scope: 400,
   invalid_target: 400,
   chat_access_not_granted: 403,
+  invalid_redirect_uri: 400,
+  unsupported_response_type: 400,
   invalid_token: 401,
   not_found: 404,
   tenant_not_found: 404,

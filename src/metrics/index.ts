@@ -1,10 +1,11 @@
 /**
  * Prometheus metrics (prom-client) served on their own port, apart from client traffic.
  * Names: `chat_` prefix, `_total` counters, `_seconds` histograms; labels are bounded: route
- * template, method, status, driver — never an id.
+ * template, method, status, driver — never an id. Process metrics keep their standard names.
  */
 import http from 'node:http';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerEventLoopMetrics } from './event-loop.ts';
 import { EventCounter, RequestSeries } from './request-series.ts';
 import { registerStreamMetrics, type StreamSource } from './stream-metrics.ts';
 
@@ -16,7 +17,10 @@ export class Metrics {
   readonly rateLimited: Counter<'policy'>;
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'chat_process_' });
+    // Node.js process metrics under their standard names (process_*, nodejs_*), which Node.js
+    // dashboards query; the event-loop gauges are ours (event-loop.ts).
+    collectDefaultMetrics({ register: this.registry });
+    registerEventLoopMetrics(this.registry);
     this.requests.register(this.registry);
     this.identityLookups = new Counter({
       name: 'chat_identity_lookups_total',

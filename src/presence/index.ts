@@ -7,6 +7,7 @@ import { RedisPresence } from './redis-presence.ts';
 import type { Presence, PresenceConfig } from './types.ts';
 
 export type { Presence, PresenceConfig, PresenceEntry, PresenceStatus, RedisPresenceConfig } from './types.ts';
+export { OnlineMemo } from './online-memo.ts';
 
 export function createPresence(config: PresenceConfig): Presence {
   switch (config.driver) {

@@ -16,7 +16,8 @@
  * NTP-close. Errors: when Redis cannot be reached, calls reject once the connection's retry
  * budget (maxRetriesPerRequest, see redis/client.ts) is spent.
  */
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
+import type { RedisClient } from '../redis/client.ts';
 import { defineScript } from '../redis/scripts.ts';
 import type { Presence, PresenceEntry, RedisPresenceConfig } from './types.ts';
 
@@ -33,7 +34,7 @@ declare module 'ioredis' {
 export class RedisPresence implements Presence {
   readonly driver = 'redis' as const;
   readonly windowMs: number;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keyPrefix: string;
   private readonly maxEntries: number;
   private closed = false;

@@ -14,7 +14,7 @@
  *  - Errors: a driver that cannot answer rejects (the API renders it as server_error); presence
  *    is best effort and never blocks a message send.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/client.ts';
 
 export type PresenceStatus = 'online' | 'offline';
 
@@ -47,7 +47,7 @@ export interface MemoryPresenceConfig {
 export interface RedisPresenceConfig {
   driver: 'redis';
   /** A connection of the driver's own: close() quits it. */
-  redis: Redis;
+  redis: RedisClient;
   /** Prepended to every key (`<keyPrefix>presence:<tenant>`), so clusters can share one Redis. */
   keyPrefix: string;
   windowMs: number;

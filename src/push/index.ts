@@ -16,6 +16,7 @@ import { WebPushSender } from './web-push-sender.ts';
 export { pushRetryPolicy, parseRetryAfter, MAX_RETRY_AFTER_MS } from './retry.ts';
 export { PushWorker, type PushWorkerStats } from './push-worker.ts';
 export { registerPushMetrics } from './push-metrics.ts';
+export { PushGiveUps } from './give-ups.ts';
 export { RetryablePushError, type PushSender, type PushSenders } from './sender.ts';
 export { APNS_PRODUCTION, APNS_SANDBOX } from './apns-sender.ts';
 export { FCM_ENDPOINT } from './fcm-sender.ts';

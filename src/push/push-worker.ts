@@ -3,7 +3,9 @@
  * path — the actor only enqueues, so a slow or failing push service never slows or fails a send.
  *
  * Per job: load the message and its conversation (gone, deleted or a tombstone: nothing to do);
- * candidates (candidates.ts); their registered devices, each delivered by the sender of its
+ * candidates (candidates.ts); their devices registered by the time the message was sent (a
+ * device registered later, even before a retry or a late first attempt, never receives an older
+ * message), each delivered by the sender of its
  * platform (`web`, `fcm`, `apns`; a platform this node has no sender for is skipped, counted and
  * logged once); devices of users online (presence) are dropped; the Push notification document
  * (payload.ts) goes to every remaining device.
@@ -117,8 +119,17 @@ export class PushWorker {
       candidates = await pushCandidates(store, ref, conversation, message);
     }
     if (candidates.length === 0) return;
+    let sentAt = job.sent_at;
+    if (sentAt === undefined) {
+      message ??= await store.messages.get(ref, job.message_id, null);
+      if (message === null || message.status === 'DELETED') return;
+      sentAt = message.created_at;
+    }
+    const sentMs = Date.parse(sentAt);
     const served = earlier?.served ?? new Set<string>();
-    const pending = (await store.pushDevices.listForUsers(job.tenant_id, candidates)).filter((d) => !served.has(d.token_or_endpoint) && this.deliverable(d, attempt));
+    const pending = (await store.pushDevices.listForUsers(job.tenant_id, candidates)).filter(
+      (d) => !served.has(d.token_or_endpoint) && Date.parse(d.created_at) <= sentMs && this.deliverable(d, attempt),
+    );
     if (pending.length === 0) return this.forget(job.message_id);
 
     const owners = [...new Set(pending.map((d) => d.user_id))];

@@ -15,7 +15,8 @@
  * (maxRetriesPerRequest, see redis/client.ts) is spent; callers decide whether to fail open.
  * There is no consumeSync(): every decision is a round trip.
  */
-import type { Redis, Result } from 'ioredis';
+import type { Result } from 'ioredis';
+import type { RedisClient } from '../redis/client.ts';
 import type { RateRule } from '../config/index.ts';
 import { defineScript } from '../redis/scripts.ts';
 import { validateRule } from './sliding-window.ts';
@@ -33,7 +34,7 @@ declare module 'ioredis' {
 
 export class RedisRateLimiter implements RateLimiter {
   readonly driver = 'redis' as const;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keyPrefix: string;
   private readonly clock: () => number;
   private closed = false;

@@ -24,7 +24,7 @@
  *  - Time never runs backwards for a key: a `now` earlier than the key's window start counts as
  *    that window start.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/client.ts';
 import type { RateRule } from '../config/index.ts';
 
 /**
@@ -36,7 +36,7 @@ export type RateLimiterConfig = { driver: 'memory' } | RedisRateLimiterConfig;
 export interface RedisRateLimiterConfig {
   driver: 'redis';
   /** A connection of the limiter's own: close() quits it. */
-  redis: Redis;
+  redis: RedisClient;
   /** Prepended to every key (`<keyPrefix>rl:<key>`), so several clusters can share one Redis. */
   keyPrefix: string;
 }

@@ -21,7 +21,10 @@
  * the longest bus id either driver writes, `<20 digits>-<15>-<15>` on Redis; digits and `-`
  * need no percent-encoding; + 1 comma), and a credential names at most MAX_GRANT_CHANNELS
  * channels (credential.ts), so an id is at most 256 x 62 = 15,872 characters, under
- * MAX_EVENT_ID_LENGTH. Clients treat the id as opaque.
+ * MAX_EVENT_ID_LENGTH. The user's own channel on the Redis fan log (docs/bus.md) has a bus id of
+ * one position per shard, at most MAX_FAN_SHARDS (8) of 52 characters joined by `.`: its entry
+ * is at most 433 characters, and a credential holds one such channel, so 255 x 62 + 433 = 16,243
+ * characters, still under the bound. Clients treat the id as opaque.
  */
 import crypto from 'node:crypto';
 

@@ -28,18 +28,63 @@ import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial'
 import type { EventStreams } from '../bus/index.ts';
 import type { ChatEventBody } from '../actors/events.ts';
 import { ApiError } from '../errors/catalog.ts';
+import { BodyReader, tooLarge } from '../http/body.ts';
+import { hasBody, readFraming, shownPath, targetTooLong } from '../http/framing.ts';
+import { answerAndClose, answerAndLinger } from '../http/linger.ts';
 import { sendError, type Exchange } from '../http/respond.ts';
 import type { RealtimeCredentials, RealtimeGrant } from './credential.ts';
 import { conversationChannel, parseChannel } from '../bus/channels.ts';
 import { DROPPED_PREFIX, channelTag, encodePositions, parseEventId } from './event-id.ts';
-import { frameOf, type Frame, type Hub, type HubStream } from './hub.ts';
+import { frameOf, streamOwner, type Frame, type Hub, type HubStream, type StreamCap } from './hub.ts';
 
 export interface StreamOptions {
   /** A stream whose unsent output passes this many bytes is closed (it reconnects and resumes). */
   maxBufferedBytes: number;
   /** Sent as the `retry:` field: the client's reconnect delay. */
   retryMs: number;
+  /** The request body limit (CHAT_BODY_LIMIT_BYTES): a body past it is `payload_too_large`. */
+  bodyLimitBytes?: number;
+  /** CHAT_REALTIME_FLUSH_MS: live frames gathered per turn of the event loop (0) or per N ms. */
+  flushMs?: number;
 }
+
+/**
+ * Streams with live frames waiting to be written. A GROUP message reaches each member's stream
+ * as one frame; written at once, that is one socket write (a syscall, and on loopback the
+ * receiver's TCP work too) per frame per stream. Gathered, a stream's frames of one turn of the
+ * event loop (a group commit's sends are published in one turn), or of `flushMs`, leave in one
+ * corked write. Writing each frame at once from the publish path instead was measured to cost
+ * the fan-out to 10,000 streams most of its capacity (p99 1,480 and 3,068 ms against 265, 470 and
+ * 776 ms gathered, alternating runs, 2026-11-26; docs/benchmarks.md "fanout"). Likely cause, not
+ * confirmed: the publish runs inside another socket's uWS callback, which has that socket
+ * corked, so the streams' corks do not hold; the flush runs from setImmediate, outside any.
+ */
+const dirty: Stream[] = [];
+let flushing: 'immediate' | 'timer' | null = null;
+
+function flushDirty(): void {
+  flushing = null;
+  const streams = dirty.splice(0, dirty.length);
+  for (const s of streams) s.flushLive();
+}
+
+function scheduleFlush(s: Stream, flushMs: number): void {
+  dirty.push(s);
+  if (flushing !== null) return;
+  if (flushMs > 0) {
+    flushing = 'timer';
+    setTimeout(flushDirty, flushMs);
+  } else {
+    flushing = 'immediate';
+    setImmediate(flushDirty);
+  }
+}
+
+/**
+ * The stream's request target (path and query) at most: the credential names up to 256 channels
+ * and `last_event_id` carries a position for each, so it is longer than the JSON API's.
+ */
+export const MAX_STREAM_TARGET_BYTES = 32 * 1024;
 
 export interface StreamDeps {
   hub: Hub;
@@ -68,6 +113,8 @@ class Stream implements HubStream {
   private readonly dropped: string;
   /** Live events that arrived before `ready` went out; null once live. */
   private pending: Frame[] | null = [];
+  /** Live frames (each its id line, then its shared tail) waiting for the flush; null: none. */
+  private live: Array<string | Buffer> | null = null;
   private choked = false;
   private buffered = 0;
   closed = false;
@@ -75,6 +122,8 @@ class Stream implements HubStream {
   private expiry: NodeJS.Timeout | null = null;
   /** tag → the hub's position on the channel when this stream joined it (see open). */
   private readonly joinedAt = new Map<string, Promise<string>>();
+  /** The user (of a tenant) the hub counts this stream against. */
+  readonly owner: string;
 
   /** `known`: the positions of Last-Event-ID; channels it marks dropped are not followed. */
   constructor(
@@ -84,6 +133,7 @@ class Stream implements HubStream {
     known: ReadonlyMap<string, string>,
   ) {
     this.dropped = `${DROPPED_PREFIX}${grant.expires}`;
+    this.owner = streamOwner(grant.tenant_id, grant.user_id);
     for (const channel of grant.channels) {
       const tag = channelTag(channel);
       if (known.get(tag) === this.dropped) this.positions.set(tag, encodeURIComponent(this.dropped));
@@ -137,6 +187,8 @@ class Stream implements HubStream {
     await this.checkReadable();
     const from = new Map<string, string>();
     const replayed = new Map<string, Frame[]>();
+    /** tag → the bus's `through` (the last live event before the replay's end; types.ts). */
+    const through = new Map<string, string>();
     let reset = known === null;
     await Promise.all(
       [...this.followed].map(async ([tag, channel]) => {
@@ -147,12 +199,14 @@ class Stream implements HubStream {
         else {
           from.set(tag, id);
           replayed.set(tag, r.events.map((e) => frameOf(tag, e)));
+          if (r.through !== undefined) through.set(tag, r.through);
         }
       }),
     );
     if (reset) {
       from.clear();
       replayed.clear();
+      through.clear();
     }
     // Channels without a position start where they were when the stream joined them.
     await Promise.all(
@@ -172,7 +226,11 @@ class Stream implements HubStream {
       else if (dropped.has(tag)) this.positions.set(tag, encodeURIComponent(this.dropped));
     }
     const prefix = (reset && resuming ? this.control('reset', { reason: 'beyond_window' }) : '') + this.ready(resuming && !reset);
-    this.finishStart(prefix, [...this.followed.keys()].flatMap((tag) => replayed.get(tag) ?? []));
+    this.finishStart(
+      prefix,
+      [...this.followed.keys()].flatMap((tag) => replayed.get(tag) ?? []),
+      through,
+    );
   }
 
   /** A control event carrying the stream's current composite id. */
@@ -184,33 +242,87 @@ class Stream implements HubStream {
     return this.control('ready', { user_id: this.grant.user_id, expires: this.grant.expires, channels: this.grant.channels.length, resumed });
   }
 
-  /** `reset`/`ready`, replayed frames, then what arrived meanwhile (minus the replayed), then live. */
-  private finishStart(prefix: string, replayed: Frame[]): void {
+  /**
+   * `reset`/`ready`, replayed frames, then what arrived meanwhile (minus the replayed), then
+   * live. A channel whose replay came with `through` drops its held-back frames up to that
+   * one (they are replayed, or were before Last-Event-ID) when it is among them; when it is
+   * not, it came before this stream joined, and every held-back frame is new.
+   */
+  private finishStart(prefix: string, replayed: Frame[], through: ReadonlyMap<string, string>): void {
     const seen = new Set<string>();
     const out: Array<string | Buffer> = [prefix];
+    const add = (f: Frame): void => {
+      const line = this.lineOf(f);
+      if (line !== null) out.push(line, f.tail);
+    };
     for (const f of replayed) {
       seen.add(`${f.tag}|${f.id}`);
-      this.framed(f, out);
+      add(f);
     }
     const pending = this.pending ?? [];
     this.pending = null;
-    for (const f of pending) if (!seen.has(`${f.tag}|${f.id}`)) this.framed(f, out);
+    const skipping = new Set<string>();
+    if (through.size > 0) for (const f of pending) if (through.get(f.tag) === f.id) skipping.add(f.tag);
+    for (const f of pending) {
+      if (skipping.has(f.tag)) {
+        if (through.get(f.tag) === f.id) skipping.delete(f.tag);
+        continue;
+      }
+      if (!seen.has(`${f.tag}|${f.id}`)) add(f);
+    }
     this.write(out);
   }
 
+  /** A live event: its `id:` line and head, then the tail every stream of the event shares, gathered for the next flush. */
   deliver(frame: Frame): void {
     if (this.closed) return;
     if (this.pending !== null) {
       this.pending.push(frame);
       return;
     }
-    const parts: Array<string | Buffer> = [];
-    this.framed(frame, parts);
-    if (parts.length > 0) this.write(parts);
+    const line = this.lineOf(frame);
+    if (line === null || this.aborted) return;
+    if (this.live !== null) {
+      this.live.push(line, frame.tail);
+      return;
+    }
+    this.live = [line, frame.tail];
+    scheduleFlush(this, this.deps.options.flushMs ?? 0);
   }
 
+  /** Writes the gathered live frames in one corked write (scheduleFlush). */
+  flushLive(): void {
+    const parts = this.live;
+    this.live = null;
+    if (parts === null || this.closed || this.aborted) return;
+    this.res.cork(() => {
+      for (const part of parts) this.writeOne(part);
+    });
+    this.afterWrite();
+  }
+
+  /**
+   * A comment every keep-alive interval; or, where the bus moves a followed channel's position
+   * without events of it (the Redis fan log: `current`), a `position` event whose id carries
+   * the fresh positions, so the client's Last-Event-ID never falls behind the window while its
+   * channels are quiet (EventSource keeps the id of the last event with data).
+   */
   keepAlive(): void {
-    if (this.pending === null) this.write(KEEP_ALIVE);
+    if (this.pending !== null || this.live !== null) return;
+    const current = this.deps.bus.current;
+    let moved = false;
+    if (current !== undefined) {
+      for (const [tag, channel] of this.followed) {
+        const position = current.call(this.deps.bus, channel);
+        if (position === null) continue;
+        const enc = encodeURIComponent(position);
+        if (this.positions.get(tag) !== enc) {
+          this.positions.set(tag, enc);
+          moved = true;
+        }
+      }
+    }
+    this.write(moved ? `id: ${encodePositions(this.positions)}\nevent: position\ndata: {}\n\n` : KEEP_ALIVE);
   }
 
   end(): void {
@@ -218,17 +330,17 @@ class Stream implements HubStream {
   }
 
   /**
-   * Appends the frame with this stream's id line to `out`: nothing for another application's
-   * event or a channel dropped; an event that ends the right to a channel drops it first, so
-   * its own id line already carries the dropped mark, and it is the channel's last frame.
+   * The frame's `id:` line and head, or null: nothing for another application's event or a
+   * channel dropped; an event that ends the right to a channel drops it first, so its own id
+   * line already carries the dropped mark, and it is the channel's last frame.
    */
-  private framed(f: Frame, out: Array<string | Buffer>): void {
-    if (f.application_id !== this.grant.application_id || !this.followed.has(f.tag)) return;
+  private lineOf(f: Frame): string | null {
+    if (f.application_id !== this.grant.application_id || !this.followed.has(f.tag)) return null;
     const ends = this.channelEndedBy(f);
     if (ends !== null) this.drop(ends);
     if (ends !== f.tag) this.positions.set(f.tag, f.encId);
     this.deps.hub.stats.eventsWritten++;
-    out.push(`id: ${encodePositions(this.positions)}\n`, f.body);
+    return `id: ${encodePositions(this.positions)}\n${f.head}`;
   }
 
   /** The tag of the followed conversation channel `f` takes away from this user, or null. */
@@ -267,15 +379,21 @@ class Stream implements HubStream {
     this.finish(`event: expired\ndata: ${JSON.stringify({ expires: this.grant.expires })}\n\n`);
   }
 
-  /** Writes corked; the shared frame bodies go out as the same Buffer to every stream. */
+  /** Writes corked; the shared frame tails go out as the same Buffer to every stream. */
   write(data: string | Array<string | Buffer>): void {
     if (this.closed || this.aborted) return;
+    if (this.live !== null) this.flushLive(); // frames gathered before this go out before it
+    if (this.closed) return;
     this.res.cork(() => {
       if (typeof data === 'string') this.writeOne(data);
       else for (const part of data) this.writeOne(part);
     });
+    this.afterWrite();
+  }
+
+  /** A slow consumer: dropped rather than let the node's memory grow; it reconnects and resumes. */
+  private afterWrite(): void {
     if (this.buffered > this.deps.options.maxBufferedBytes) {
-      // A slow consumer: drop it rather than grow the node's memory; it reconnects and resumes.
       this.deps.hub.stats.cutOff++;
       this.shutdown();
       if (!this.aborted) this.res.close();
@@ -310,26 +428,70 @@ class Stream implements HubStream {
   }
 }
 
-function refuse(res: HttpResponse, path: string, message: string, code: 'invalid_token' | 'server_error' = 'invalid_token'): void {
+function refuse(res: HttpResponse, path: string, err: ApiError): void {
   const ex: Exchange = { res, aborted: false, done: false, headers: { 'Access-Control-Allow-Origin': '*' }, status: 0, inCallback: true };
-  sendError(ex, new ApiError(code, message), path, code === 'server_error');
+  sendError(ex, err, path, err.code === 'service_unavailable');
+}
+
+/** Seconds a client refused by a cap should wait: a user's other streams end as tabs close and credentials expire. */
+const RETRY_AFTER: Record<StreamCap, string> = { user: '10', node: '1' };
+
+/**
+ * A cap refusal. The user's cap is `rate_limited` (429): a limit on what one user may hold, which
+ * the client waits out (Retry-After) like any other. The node's is `service_unavailable` (503):
+ * this node is full, not the user over a limit, and a load balancer retries a GET refused with
+ * 503 on another node (HAProxy: `retry-on 503`).
+ */
+function capRefusal(cap: StreamCap, hub: Hub): ApiError {
+  const headers = { 'Retry-After': RETRY_AFTER[cap] };
+  return cap === 'user'
+    ? new ApiError('rate_limited', `too many realtime streams: this user already holds ${hub.maxStreamsPerUser} on this node; close one, or retry in ${headers['Retry-After']} s`, headers)
+    : new ApiError('service_unavailable', `this node holds as many realtime streams as it may (${hub.maxStreams}); retry in ${headers['Retry-After']} s`, headers);
+}
+
+/**
+ * A request the stream refuses for its framing: invalid (400, closed), a target over
+ * MAX_STREAM_TARGET_BYTES (414), or a body, which an EventSource never sends (413 past the body
+ * limit, else 400; read and thrown away while the answer goes out). Null: none of these.
+ */
+function refuseFraming(res: HttpResponse, req: HttpRequest, path: string, bodyLimit: number): boolean {
+  const ex: Exchange = { res, aborted: false, done: false, headers: { 'Access-Control-Allow-Origin': '*' }, status: 0, inCallback: true };
+  const shown = shownPath(path, MAX_STREAM_TARGET_BYTES);
+  const framing = readFraming(req);
+  if (framing instanceof ApiError) {
+    answerAndClose(ex, framing, shown);
+    return true;
+  }
+  const tooLong = targetTooLong(path, req.getQuery() ?? '', MAX_STREAM_TARGET_BYTES);
+  if (tooLong !== null) {
+    sendError(ex, tooLong, shown);
+    return true;
+  }
+  if (!hasBody(framing)) return false;
+  const err = framing.length > bodyLimit ? tooLarge(bodyLimit) : new ApiError('invalid_request', 'the realtime stream takes no request body');
+  answerAndLinger(ex, err, shown, new BodyReader(res, Number.POSITIVE_INFINITY, false));
+  return true;
 }
 
 /** The uWS handler for GET `${API_PREFIX}/realtime/stream`. */
 export function streamHandler(deps: StreamDeps): (res: HttpResponse, req: HttpRequest) => void {
   return (res, req) => {
     const path = req.getUrl();
+    if (refuseFraming(res, req, path, deps.options.bodyLimitBytes ?? 256 * 1024)) return;
     const query = new URLSearchParams(req.getQuery() ?? '');
     const lastEventId = req.getHeader('last-event-id') || query.get('last_event_id') || '';
     const credential = query.get('credential') ?? '';
-    if (credential === '') return refuse(res, path, 'the stream needs the credential of GET .../notifications/realtime-token');
+    if (credential === '') return refuse(res, path, new ApiError('invalid_token', 'the stream needs the credential of GET .../notifications/realtime-token'));
     const verdict = deps.credentials.verify(credential);
     if (!verdict.ok) {
       const why = verdict.reason === 'expired' ? 'the stream credential has expired; get a fresh one' : 'the stream credential is not valid';
-      return refuse(res, path, why);
+      return refuse(res, path, new ApiError('invalid_token', why));
     }
-    // A request on a kept-alive connection while the node drains: the client reconnects elsewhere.
-    if (deps.hub.isClosed) return refuse(res, path, 'this node is shutting down; reconnect', 'server_error');
+    // A request on a kept-alive connection while the node drains: the client reconnects elsewhere
+    // (a load balancer retries a GET refused with 503 on another node).
+    if (deps.hub.isClosed) return refuse(res, path, new ApiError('service_unavailable', 'this node is shutting down; reconnect', { 'Retry-After': '1' }));
+    const cap = deps.hub.refusal(streamOwner(verdict.grant.tenant_id, verdict.grant.user_id));
+    if (cap !== null) return refuse(res, path, capRefusal(cap, deps.hub));
     const resuming = lastEventId !== '';
     const known = resuming ? parseEventId(lastEventId) : new Map<string, string>();
     const stream = new Stream(res, verdict.grant, deps, known ?? new Map());

@@ -1,6 +1,6 @@
 -- Cluster membership, one atomic step per call (see membership.ts).
 --   KEYS[1]  sorted set: node id -> expiry (ms, Redis clock)
---   KEYS[2]  hash: node id -> node info (JSON)
+--   KEYS[2]  hash: node id -> node info (JSON); same hash tag as KEYS[1] (one slot on a Cluster)
 --   ARGV[1]  mode: 'beat' (register or extend self), 'view' (read only), 'leave' (remove self)
 --   ARGV[2]  channel to PUBLISH on when the live set changed (join, leave, expiry)
 --   ARGV[3]  node id (beat, leave)

@@ -1,7 +1,7 @@
 /**
  * Cluster membership in Redis: who is alive, as every node sees it.
  *
- *   node ──beat every heartbeatMs──► membership.lua ──► ZSET id→expiry (+ HASH id→info)
+ *   node ──beat every heartbeatMs──► membership.lua ──► ZSET id→expiry (+ HASH id→info), both {ring}
  *                                         │  drops expired ids, PUBLISHes on any change
  *   every node ◄──── pub/sub notice ──────┘  └─► re-reads the live set at once
  *
@@ -17,9 +17,9 @@
  * view: the store's epoch fencing keeps seqs unique while views disagree.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import type { RedisFactory } from '../redis/client.ts';
+import type { RedisClient, RedisFactory } from '../redis/client.ts';
 import { defineScript } from '../redis/scripts.ts';
+import type { ClaimOwner } from '../store/index.ts';
 import { silentLog, type MembershipView, type NodeInfo, type ShardingLog, type ViewChange } from './types.ts';
 
 export interface MembershipOptions {
@@ -34,12 +34,12 @@ export interface MembershipOptions {
 }
 
 type Mode = 'beat' | 'view' | 'leave';
-type MembershipRedis = Redis & { chatMembership(zset: string, hash: string, mode: Mode, channel: string, id: string, ttl: string, info: string): Promise<string[]> };
+type MembershipRedis = RedisClient & { chatMembership(zset: string, hash: string, mode: Mode, channel: string, id: string, ttl: string, info: string): Promise<string[]> };
 
 export class Membership {
   readonly self: NodeInfo;
   private readonly redis: MembershipRedis;
-  private readonly sub: Redis;
+  private readonly sub: RedisClient;
   private readonly keys: { zset: string; hash: string; channel: string };
   private readonly listeners = new Set<(change: ViewChange) => void>();
   private readonly log: ShardingLog;
@@ -50,6 +50,7 @@ export class Membership {
   private left = false;
   private closed = false;
   private ok = false;
+  private owners: { view: MembershipView; claims: ClaimOwner } | null = null;
 
   constructor(private readonly options: MembershipOptions) {
     if (!(options.heartbeatMs >= 10)) throw new RangeError(`membership: heartbeatMs must be at least 10 (got ${options.heartbeatMs})`);
@@ -57,7 +58,9 @@ export class Membership {
     this.log = options.log ?? silentLog;
     this.self = { nodeId: options.nodeId, internalUrl: options.internalUrl.replace(/\/+$/, ''), startedAt: Date.now(), instance: randomUUID() };
     const p = options.keyPrefix;
-    this.keys = { zset: `${p}cluster:nodes`, hash: `${p}cluster:node-info`, channel: `${p}cluster:membership` };
+    // One hash tag for both keys: the script takes both, so on a Redis Cluster they share a slot
+    // (membership is a few calls per node per second: one slot carries it easily).
+    this.keys = { zset: `${p}cluster:{ring}:nodes`, hash: `${p}cluster:{ring}:node-info`, channel: `${p}cluster:membership` };
     this.redis = options.redis('membership') as MembershipRedis;
     this.sub = options.redis('membership-sub');
     defineScript(this.redis, 'chatMembership', 'sharding/membership.lua', 2);
@@ -82,6 +85,23 @@ export class Membership {
   /** False while the last call to Redis failed: the view may be stale. */
   get healthy(): boolean {
     return this.ok;
+  }
+
+  /**
+   * This node's instance and every live node's, as owners of Idempotency-Key claims: a claim of an
+   * instance out of the view died with it and is taken over by the next retry. A view missing a
+   * live node (just joined, not seen yet) only lets a retry re-run early: what the request
+   * creates has the same id in both runs, so the store keeps one; a view still holding a dead
+   * node delays the take-over to the pending bound.
+   */
+  claimOwner(): ClaimOwner {
+    const view = this.current;
+    if (this.owners?.view !== view) {
+      const live = view.nodes.map((n) => n.instance);
+      if (!live.includes(this.self.instance)) live.push(this.self.instance);
+      this.owners = { view, claims: { owner: this.self.instance, live } };
+    }
+    return this.owners.claims;
   }
 
   /** Bound on how long a dead node stays in any view. */

@@ -18,8 +18,8 @@
  * now (the owner must be known before it exists), a send without message_id gets one, so a retry
  * lands on the same conversation and answers the stored message instead of writing a second one.
  */
-import { randomUUID } from 'node:crypto';
 import { ActorUnavailableError } from '../actors/errors.ts';
+import { uuidv7 } from '../actors/ids.ts';
 import type { ConversationRef } from '../store/index.ts';
 import type { ForwardClient } from './forward-client.ts';
 import { invokeLocal, safeToRepeat, type OpArgs, type OpResult, type Operation } from './operations.ts';
@@ -73,7 +73,8 @@ export class RoutedActors implements Actors {
     this.deadlineMs = options.deadlineMs ?? 5000;
     this.attemptMs = options.attemptTimeoutMs ?? 3000;
     this.backoffMs = options.backoffMs ?? 25;
-    this.newId = options.newId ?? randomUUID;
+    // The ids a single node mints (UUIDv7, actors/ids.ts): one kind of id whichever node runs.
+    this.newId = options.newId ?? (() => uuidv7());
     this.log = options.log ?? silentLog;
   }
 

@@ -7,7 +7,7 @@
  * `RangeError`, as in the rate-limit port: they are not conditions to handle, but to fix.
  */
 
-export type StoreErrorCode = 'stale_epoch' | 'seq_conflict' | 'id_conflict' | 'invalid_position' | 'store_closed';
+export type StoreErrorCode = 'stale_epoch' | 'seq_conflict' | 'id_conflict' | 'invalid_position' | 'store_closed' | 'schema_too_new' | 'store_unavailable';
 
 export abstract class StoreError extends Error {
   abstract readonly code: StoreErrorCode;
@@ -70,10 +70,41 @@ export class InvalidPositionError extends StoreError {
   }
 }
 
+/**
+ * The store's servers cannot serve the request right now at the consistency it needs (Cassandra:
+ * too few replicas up for a quorum, a replica timed out, no host reachable, a node overloaded or
+ * bootstrapping). Retryable: the API answers 503 `service_unavailable` with Retry-After. A write
+ * that failed so may still have been applied (a timeout's outcome is unknown): a retry must be
+ * idempotent (same ids), as every store write is.
+ */
+export class StoreUnavailableError extends StoreError {
+  readonly code = 'store_unavailable' as const;
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(`the store cannot be reached: ${detail}`, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 export class StoreClosedError extends StoreError {
   readonly code = 'store_closed' as const;
   constructor() {
     super('the store is closed');
     this.name = 'StoreClosedError';
+  }
+}
+
+/**
+ * The database was migrated by a newer release than this one: running on a schema the code was
+ * not written for corrupts data quietly, so the store refuses to open (a node refuses to start).
+ */
+export class SchemaTooNewError extends StoreError {
+  readonly code = 'schema_too_new' as const;
+  constructor(
+    readonly where: string,
+    readonly found: number,
+    readonly known: number,
+  ) {
+    super(`${where} has schema version ${found}, newer than the ${known} this release knows: run the newer release, or use another ${where.split(' ')[0]}`);
+    this.name = 'SchemaTooNewError';
   }
 }

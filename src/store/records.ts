@@ -158,7 +158,10 @@ export interface IdempotencyRecord {
   response_status: number | null;
   /** Opaque to the store (the API stores its serialized response). */
   response_body: string | null;
+  /** When the key was first claimed: kept across take-overs (ids of what the request creates derive from it). */
   created_at: string;
+  /** The process holding a pending claim (ClaimOwner.owner); null on rows written before owners were. */
+  owner: string | null;
 }
 
 export interface TenantSettings {

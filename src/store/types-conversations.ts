@@ -115,6 +115,14 @@ export interface ConversationStore {
    */
   claim(ref: ConversationRef): Promise<ConversationRecord | null>;
 
+  /**
+   * The actor holding `epoch` lets go (passivation, shutdown), with none of its writes in flight.
+   * A driver that hands seqs out in ranges returns the ones this holder never used, so the next
+   * owner continues without a gap; otherwise a no-op. Never fails a caller for a lost race: the
+   * next claim fences whatever is left.
+   */
+  release(input: ConversationWrite): Promise<void>;
+
   /** Applies the fields present in `patch`; sets updated_at. null when absent or deleted. */
   update(input: ConversationWrite & { patch: ConversationPatch }): Promise<ConversationRecord | null>;
 

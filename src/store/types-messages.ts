@@ -17,6 +17,16 @@ export interface AppendMessageInput extends ConversationWrite {
   reply_to_message_id?: string | null;
   attachments?: Attachment[];
   mentioned_user_ids?: string[];
+  /**
+   * The id may come again in a retry whose earlier try's outcome is unknown (a send under an
+   * Idempotency-Key: the id is derived from the key). A store whose write can land after it
+   * answered a failure (Cassandra: a write timeout) then binds the id to its seq and created_at
+   * before writing, and an append finding the id bound by an earlier try writes the message
+   * there, with that try's created_at, instead of at `seq` (which stays unused): every try
+   * stores the same row, never a second one. Costs such a store one more round (an LWT) per
+   * append; a store whose write is atomic with its dedupe (SQLite) ignores it.
+   */
+  retryable_id?: boolean;
 }
 
 export interface MessageWrite extends ConversationWrite {

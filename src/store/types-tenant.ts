@@ -13,8 +13,10 @@ export interface ProfileInput {
 export interface ProfileStore {
   /**
    * Records what is known about users of a tenant. `idp` answers are authoritative and
-   * overwrite; `hint`s (a machine naming a user the service may never have seen) only fill what
-   * is unknown: a new row, or null fields of an existing one. Unchanged rows are not rewritten.
+   * overwrite; `hint`s (a machine naming a user the service has never seen) only fill what is
+   * unknown: a new row, or null fields of an existing one. The API applies hints only to users
+   * with no row before the request (the row it fills is the one the request's own eligibility
+   * check wrote from the IdP). Unchanged rows are not rewritten.
    */
   upsert(tenant_id: string, profiles: readonly ProfileInput[], source: 'idp' | 'hint', at?: string): Promise<void>;
 
@@ -41,27 +43,58 @@ export interface IdempotencyKey {
 
 /** Records are answered for 24 h after their creation, then treated as absent and swept. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** A claim still unfinished after this long belongs to a request that died; it can be taken over. */
+/**
+ * Upper bound on a claim of a live process: one still unfinished this long after its creation is
+ * taken over even though its owner runs (a request stuck that long is answered by a retry).
+ */
 export const IDEMPOTENCY_PENDING_TTL_MS = 60 * 1000;
+
+/** Who claims a key, and which claimants still run (docs/storage.md, "Idempotency records"). */
+export interface ClaimOwner {
+  /** The claiming process: a random id per process start (in a cluster, its membership instance). */
+  owner: string;
+  /**
+   * The owners of the processes known to be alive, `owner` included. A pending claim of any
+   * other owner (or of none: rows older than the owner column) died with its process. A list,
+   * not a function: the SQLite writer thread receives the arguments by structured clone.
+   */
+  live: readonly string[];
+}
 
 export interface IdempotencyStore {
   /**
-   * Starts a request under a key. `claimed: true`: no live record existed, a pending one now
-   * does, and the caller runs the request then calls complete() (or release() if it produced no
-   * response to replay). `claimed: false`: the live record (finished, or pending in another
-   * request) is answered and nothing changes; the caller compares request_hash and replays or
-   * refuses. Records older than IDEMPOTENCY_TTL_MS, and pending ones older than
-   * IDEMPOTENCY_PENDING_TTL_MS, count as absent. Atomic: of concurrent claims exactly one wins.
+   * Starts a request under a key. `claimed: true`: the caller now owns a pending record, runs the
+   * request, then calls complete() (or release() if it produced no response to replay);
+   * `created_at` is the key's ORIGINAL claim time (kept when a claim is taken over), which the
+   * API derives the ids of what the request creates from, so a re-run writes the same ids.
+   * `claimed: false`: the record is answered and nothing changes (finished; pending in a live
+   * process; or pending under another request_hash), and the caller compares request_hash and
+   * replays or refuses.
+   *
+   * A pending record with the same request_hash is taken over at once, keeping created_at, when
+   * its owner is not in `by.live` (its process died), or when it is older than
+   * IDEMPOTENCY_PENDING_TTL_MS. Records older than IDEMPOTENCY_TTL_MS count as absent (a new
+   * claim, created at `at`). Atomic: of concurrent claims exactly one wins; a take-over is a
+   * compare-and-set on the owner.
    */
-  claim(key: IdempotencyKey, request_hash: string, at?: string): Promise<{ claimed: true } | { claimed: false; record: IdempotencyRecord }>;
+  claim(key: IdempotencyKey, request_hash: string, by: ClaimOwner, at?: string): Promise<{ claimed: true; created_at: string } | { claimed: false; record: IdempotencyRecord }>;
 
-  /** Stores the response of a claimed request. False when no pending claim exists any more. */
-  complete(key: IdempotencyKey, response_status: number, response_body: string | null): Promise<boolean>;
+  /**
+   * Stores the response of a claimed request. False when `owner` no longer holds a pending claim
+   * (finished, released, or taken over by a retry since).
+   */
+  complete(key: IdempotencyKey, owner: string, response_status: number, response_body: string | null): Promise<boolean>;
 
-  /** Drops a pending claim so a retry can run the request again. */
-  release(key: IdempotencyKey): Promise<void>;
+  /**
+   * Gives up `owner`'s pending claim so a retry can run the request again; nothing if it holds
+   * none. The record stays, without an owner: the next claim of the same request takes it over at
+   * once with the same created_at, so a re-run gives what it creates the same ids as this run (a
+   * failure answered as 5xx may follow a write that committed). Another request body is still
+   * answered the record (key reused).
+   */
+  release(key: IdempotencyKey, owner: string): Promise<void>;
 
-  /** Live record or null (same expiry rules as claim). */
+  /** Live record or null (finished ones for IDEMPOTENCY_TTL_MS, pending ones until absent or taken over). */
   get(key: IdempotencyKey, at?: string): Promise<IdempotencyRecord | null>;
 
   /** Deletes records past IDEMPOTENCY_TTL_MS at `at`; answers how many. */

@@ -4,10 +4,12 @@
  * stream from the bus.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ActorUnavailableError } from '../../src/actors/index.ts';
 import { userChannel } from '../../src/bus/index.ts';
-import type { AppendMessageInput, ChatStore } from '../../src/store/index.ts';
+import { ApiError } from '../../src/errors/catalog.ts';
+import { StoreUnavailableError, type AppendMessageInput, type ChatStore } from '../../src/store/index.ts';
 import { closeKit, create, history, openKit, rejectsWith, tempFile, text, withKit } from './helpers.ts';
 
 describe('actor lifecycle', () => {
@@ -125,6 +127,63 @@ describe('actor lifecycle', () => {
       // Sends already issued behind the failed one committed: seq 3 stays unused, none is reused.
       assert.deepEqual((await history(kit, id)).map((m) => m.seq), [1, 2, 4, 5, 6]);
       assert.deepEqual(rec.user('bob').filter((e) => e.type === 'message.created').map((e) => e.seq), [1, 2, 4, 5, 6]);
+    }, { wrapStore });
+  });
+
+  it('a store out of reach is a retryable 503 service_unavailable (not a 500), and the actor recovers when it is back', async () => {
+    let down = false;
+    const wrapStore = (store: ChatStore): ChatStore => {
+      const messages = Object.create(store.messages) as ChatStore['messages'];
+      messages.append = (input: AppendMessageInput) => (down ? Promise.reject(new StoreUnavailableError('Cannot achieve consistency level LOCAL_QUORUM')) : store.messages.append(input));
+      const conversations = Object.create(store.conversations) as ChatStore['conversations'];
+      conversations.claim = (ref) => (down ? Promise.reject(new StoreUnavailableError('no host')) : store.conversations.claim(ref));
+      return Object.assign(Object.create(store) as ChatStore, { messages, conversations });
+    };
+    await withKit(async (kit) => {
+      const id = await create(kit, 'GROUP', ['ann', 'bob']);
+      await kit.host.sendMessage(kit.ref(id), text('ann', 'before'));
+      down = true;
+      for (let i = 0; i < 2; i += 1) {
+        // The first fails its append; the second its activation's claim (the hot state was dropped).
+        const error = await kit.host.sendMessage(kit.ref(id), text('ann', 'during')).then(() => null, (e: unknown) => e);
+        assert.ok(error instanceof ApiError && !(error instanceof ActorUnavailableError), String(error));
+        assert.deepEqual([error.code, error.status, error.headers['Retry-After']], ['service_unavailable', 503, '1']);
+      }
+      down = false;
+      await kit.host.sendMessage(kit.ref(id), text('ann', 'after'));
+      assert.deepEqual((await history(kit, id)).map((m) => m.body), ['before', 'after']);
+    }, { wrapStore });
+  });
+
+  it('a keyed send whose write landed but answered an error: the retry announces it once (message.created, push job)', async () => {
+    let ambiguous = false;
+    const wrapStore = (store: ChatStore): ChatStore => {
+      const messages = Object.create(store.messages) as ChatStore['messages'];
+      // As a Cassandra write timeout: the row is stored, the caller is told it may not be.
+      messages.append = async (input: AppendMessageInput) => {
+        const result = await store.messages.append(input);
+        if (!ambiguous) return result;
+        ambiguous = false;
+        throw new StoreUnavailableError('Cannot achieve consistency level LOCAL_QUORUM (write timeout)');
+      };
+      return Object.assign(Object.create(store) as ChatStore, { messages });
+    };
+    await withKit(async (kit) => {
+      const jobs: string[] = [];
+      const stop = kit.bus.consume(async (job) => void jobs.push(job.message_id));
+      const id = await create(kit, 'GROUP', ['ann', 'bob']);
+      const rec = kit.record(['bob']);
+      const message_id = randomUUID();
+      ambiguous = true;
+      await rejectsWith(kit.host.sendMessage(kit.ref(id), text('ann', 'landed', { message_id })), 'service_unavailable');
+      assert.deepEqual(rec.typesOf('bob'), [], 'nothing announced for a failed write');
+      const retry = await kit.host.sendMessage(kit.ref(id), text('ann', 'landed', { message_id }));
+      const again = await kit.host.sendMessage(kit.ref(id), text('ann', 'landed', { message_id }));
+      assert.deepEqual([retry.created, again.created, retry.message.seq], [false, false, 1]);
+      assert.deepEqual(rec.user('bob').map((e) => [e.type, 'seq' in e ? e.seq : null]), [['message.created', 1]], 'announced once, by the first retry');
+      await stop();
+      assert.deepEqual(jobs, [message_id], 'one push job');
+      assert.deepEqual((await history(kit, id)).map((m) => m.message_id), [message_id]);
     }, { wrapStore });
   });
 

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { PushJob } from '../../src/actors/index.ts';
+import { createPresence, type Presence } from '../../src/presence/index.ts';
 import { create, history, rejectsWith, text, withKit } from './helpers.ts';
 
 describe('sending', () => {
@@ -140,13 +141,14 @@ describe('sending', () => {
       const stop = kit.bus.consume(async (job) => void jobs.push(job));
       const id = await create(kit, 'CHANNEL', ['ann', 'bob']);
       const message_id = randomUUID();
-      await kit.host.sendMessage(kit.ref(id), text('ann', 'one', { message_id, mentioned_user_ids: ['bob'] }));
+      const sent = await kit.host.sendMessage(kit.ref(id), text('ann', 'one', { message_id, mentioned_user_ids: ['bob'] }));
       await kit.host.sendMessage(kit.ref(id), text('ann', 'one', { message_id, mentioned_user_ids: ['bob'] }));
       await kit.host.editMessage(kit.ref(id), { message_id, body: 'edited', by: { user_id: 'ann', client_id: null }, scope: 'own' });
       await kit.host.addReaction(kit.ref(id), { message_id, user_id: 'bob', emoji: '👍' });
       await stop();
-      // CHANNEL candidates (mentioned members) are left to the worker, which checks them in the store.
-      assert.deepEqual(jobs, [{ tenant_id: kit.tenant_id, application_id: kit.application_id, conversation_id: id, message_id }]);
+      // CHANNEL candidates (mentioned members) are left to the worker, which checks them in the
+      // store; the send time fixes which devices the message may reach.
+      assert.deepEqual(jobs, [{ tenant_id: kit.tenant_id, application_id: kit.application_id, conversation_id: id, message_id, sent_at: sent.message.created_at }]);
     });
   });
 
@@ -163,6 +165,45 @@ describe('sending', () => {
       assert.equal(jobs[0]!.message_id, sent.message.message_id);
       assert.deepEqual([...jobs[0]!.candidates!].sort(), ['bob', 'cid']);
     });
+  });
+
+  it('with presence, a GROUP message whose candidates are all online makes no push job; otherwise the job carries every candidate', async () => {
+    const presence = createPresence({ driver: 'memory', windowMs: 60_000 });
+    await withKit(async (kit) => {
+      const jobs: PushJob[] = [];
+      const stop = kit.bus.consume(async (job) => void jobs.push(job));
+      const group = await create(kit, 'GROUP', ['ann', 'bob', 'cid', 'dee']);
+      for (const u of ['bob', 'cid']) await presence.heartbeat(kit.tenant_id, u, kit.clock.now);
+      const some = await kit.host.sendMessage(kit.ref(group), text('ann', 'dee is away'));
+      await presence.heartbeat(kit.tenant_id, 'dee', kit.clock.now);
+      await kit.host.sendMessage(kit.ref(group), text('ann', 'everyone is here'));
+      const last = await kit.host.sendMessage(kit.ref(group), text('dee', 'ann has no heartbeat'));
+      await new Promise((r) => setImmediate(r));
+      await stop();
+      assert.deepEqual(
+        jobs.map((j) => [j.message_id, [...j.candidates!].sort()]),
+        [
+          [some.message.message_id, ['bob', 'cid', 'dee']],
+          [last.message.message_id, ['ann', 'bob', 'cid']],
+        ],
+      );
+      assert.equal(kit.host.stats().pushJobsSkippedOnline, 1);
+    }, { host: { presence } });
+    await presence.close();
+  });
+
+  it('with presence that cannot answer, the job goes with every candidate', async () => {
+    const failing: Presence = { driver: 'memory', windowMs: 60_000, heartbeat: async () => {}, statuses: () => Promise.reject(new Error('presence down')), close: async () => {} };
+    await withKit(async (kit) => {
+      const jobs: PushJob[] = [];
+      const stop = kit.bus.consume(async (job) => void jobs.push(job));
+      const group = await create(kit, 'GROUP', ['ann', 'bob', 'cid']);
+      await kit.host.sendMessage(kit.ref(group), text('ann', 'hello'));
+      await new Promise((r) => setImmediate(r));
+      await stop();
+      assert.equal(jobs.length, 1);
+      assert.deepEqual([...jobs[0]!.candidates!].sort(), ['bob', 'cid']);
+    }, { host: { presence: failing } });
   });
 
   it('a full push queue never fails a send; the drop is counted', async () => {

@@ -192,7 +192,7 @@ describe('local bus', () => {
       assert.equal(bus.stats().channels, 1, 'kept: left 999 ms ago');
       const id = await bus.publish('a', { n: 1 });
       assert.equal(id.split('-')[0], head.split('-')[0]);
-      assert.deepEqual(await bus.readSince('a', head), { reset: false, events: [{ id, channel: 'a', event: { n: 1 } }] });
+      assert.deepEqual(await bus.readSince('a', head), { reset: false, events: [{ id, channel: 'a', event: { n: 1 }, json: '{"n":1}' }] });
       clock += 2000;
       sweep();
       assert.equal(bus.stats().channels, 0, 'dropped once idle for maxAgeMs');

@@ -1,8 +1,10 @@
 /**
- * A real cluster on loopback for tests: a redis-server of its own, the IdP as its own process,
- * and N chat node processes with CHAT_CLUSTER=redis sharing one SQLite file (shared-file mode)
- * and the cluster's secrets. Every node listens on a fixed free port (public and internal), so
- * a killed node restarts on the same addresses.
+ * A real cluster on loopback for tests: a redis-server of its own (or, with `redisCluster`, a
+ * Redis Cluster of 3 masters), the IdP as its own process, and N chat node processes with
+ * CHAT_CLUSTER=redis sharing the cluster's secrets and one store: a SQLite file (shared-file
+ * mode), or a keyspace of a live Cassandra (`cassandra`, e.g. from test/helpers/cassandra.ts).
+ * Every node listens on a fixed free port (public and internal), so a killed node restarts on
+ * the same addresses.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -10,9 +12,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, startTestIdp, startTestNode, type TestIdp, type TestNode } from './processes.ts';
 import { startTestRedis, type TestRedis } from './redis.ts';
+import { startTestRedisCluster, type TestRedisCluster } from './redis-cluster.ts';
 
 export interface TestCluster {
-  redis: TestRedis;
+  /** The single redis-server (null with a Redis Cluster). */
+  redis: TestRedis | null;
+  /** The Redis Cluster (null with a single redis-server). */
+  redisCluster: TestRedisCluster | null;
   idp: TestIdp;
   /** The running node of each slot (null while a slot is down). */
   nodes: (TestNode | null)[];
@@ -35,22 +41,37 @@ export interface ClusterOptions {
   heartbeatMs?: number;
   nodeTtlMs?: number;
   env?: Record<string, string>;
+  /** A Redis Cluster of 3 masters (with `replicas` each) instead of one redis-server. */
+  redisCluster?: { replicas: number };
+  /** The nodes' store: Cassandra at these contact points, in this keyspace (replication factor 1); default shared-file SQLite. */
+  cassandra?: { contactPoints: string[]; localDataCenter: string; keyspace: string };
+  /** Per node start (default 20 s; a node on a fresh Cassandra keyspace first creates it). */
+  readyTimeoutMs?: number;
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<TestCluster> {
   const n = options.nodes ?? 3;
-  const redis = await startTestRedis();
+  const redis = options.redisCluster ? null : await startTestRedis();
+  const redisCluster = options.redisCluster ? await startTestRedisCluster({ replicas: options.redisCluster.replicas }) : null;
   const idp = await startTestIdp({ IDP_PORT: String(await freePort()) });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-cluster-'));
   const secret = (): string => crypto.randomBytes(32).toString('hex');
   const shared: Record<string, string> = {
     CHAT_CLUSTER: 'redis',
-    CHAT_REDIS_URL: redis.url,
+    ...(redis ? { CHAT_REDIS_URL: redis.url } : { CHAT_REDIS_CLUSTER_NODES: redisCluster!.seeds.join(',') }),
     CHAT_REDIS_KEY_PREFIX: `test-${crypto.randomUUID().slice(0, 8)}:`,
     CHAT_CLUSTER_SECRET: secret(),
     CHAT_CURSOR_SECRET: secret(),
     CHAT_REALTIME_SECRET: secret(),
-    CHAT_SQLITE_MODE: 'shared-file',
+    ...(options.cassandra
+      ? {
+          CHAT_STORE_DRIVER: 'cassandra',
+          CHAT_CASSANDRA_CONTACT_POINTS: options.cassandra.contactPoints.join(','),
+          CHAT_CASSANDRA_LOCAL_DC: options.cassandra.localDataCenter,
+          CHAT_CASSANDRA_KEYSPACE: options.cassandra.keyspace,
+          CHAT_CASSANDRA_REPLICATION_FACTOR: '1',
+        }
+      : { CHAT_STORE_DRIVER: 'sqlite', CHAT_SQLITE_MODE: 'shared-file' }),
     CHAT_DATA_DIR: dataDir,
     CHAT_IDP: 'http',
     CHAT_IDP_URL: idp.url,
@@ -65,6 +86,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
   const nodes: (TestNode | null)[] = Array.from({ length: n }, () => null);
   const cluster: TestCluster = {
     redis,
+    redisCluster,
     idp,
     nodes,
     started: [],
@@ -76,7 +98,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     },
     async start(i) {
       const p = ports[i]!;
-      const node = await startTestNode({ ...shared, CHAT_NODE_ID: `node-${i + 1}`, CHAT_PORT: String(p.port), CHAT_INTERNAL_PORT: String(p.internal) });
+      const node = await startTestNode({ ...shared, CHAT_NODE_ID: `node-${i + 1}`, CHAT_PORT: String(p.port), CHAT_INTERNAL_PORT: String(p.internal) }, options.readyTimeoutMs);
       nodes[i] = node;
       cluster.started.push(node);
       return node;
@@ -92,7 +114,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
     async stop() {
       await Promise.all(nodes.map((node, i) => (node ? cluster.stopNode(i) : undefined)));
       await idp.stop();
-      await redis.stop();
+      await redis?.stop();
+      await redisCluster?.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -17,7 +17,7 @@ export interface Proc {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-function start(script: string, env: Record<string, string>, readyWhen: (obj: Record<string, unknown>) => boolean): Promise<{ proc: Proc; ready: Record<string, unknown> }> {
+function start(script: string, env: Record<string, string>, readyWhen: (obj: Record<string, unknown>) => boolean, timeoutMs = 60_000): Promise<{ proc: Proc; ready: Record<string, unknown> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -44,8 +44,8 @@ function start(script: string, env: Record<string, string>, readyWhen: (obj: Rec
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${script} did not become ready in 20 s\nstderr: ${stderr}\nstdout: ${lines.join('\n')}`));
-    }, 20000);
+      reject(new Error(`${script} did not become ready in ${timeoutMs / 1000} s\nstderr: ${stderr}\nstdout: ${lines.join('\n')}`));
+    }, timeoutMs);
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       lines.push(line);
       try {
@@ -74,12 +74,14 @@ export interface TestNode extends Proc {
   dataDir: string;
 }
 
-export async function startTestNode(env: Record<string, string> = {}): Promise<TestNode> {
+/** `timeoutMs`: until the node logs that it listens (a node on Cassandra may first create its keyspace). */
+export async function startTestNode(env: Record<string, string> = {}, timeoutMs?: number): Promise<TestNode> {
   const dataDir = env.CHAT_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chat-node-'));
   const { proc, ready } = await start(
     'src/main.ts',
     { CHAT_PORT: '0', CHAT_METRICS_PORT: '0', CHAT_LOG_LEVEL: 'info', CHAT_DATA_DIR: dataDir, ...env },
     (o) => o.msg === 'chat node listening',
+    timeoutMs,
   );
   const port = ready.port as number;
   const origin = `http://127.0.0.1:${port}`;
@@ -89,12 +91,15 @@ export async function startTestNode(env: Record<string, string> = {}): Promise<T
 export interface TestIdp extends Proc {
   port: number;
   url: string;
+  /** Where it keeps its signing keys (a temp directory unless IDP_DATA_DIR is given). */
+  dataDir: string;
 }
 
 export async function startTestIdp(env: Record<string, string> = {}): Promise<TestIdp> {
-  const { proc, ready } = await start('src/idp/main.ts', { IDP_PORT: '0', ...env }, (o) => o.msg === 'idp listening');
+  const dataDir = env.IDP_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'chat-idp-'));
+  const { proc, ready } = await start('src/idp/main.ts', { IDP_PORT: '0', IDP_DATA_DIR: dataDir, ...env }, (o) => o.msg === 'idp listening');
   const port = ready.port as number;
-  return { ...proc, port, url: `http://127.0.0.1:${port}` };
+  return { ...proc, port, url: `http://127.0.0.1:${port}`, dataDir };
 }
 
 /**

@@ -5,8 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before } from 'node:test';
-import type { Redis } from 'ioredis';
-import { redisFactory } from '../../src/redis/client.ts';
+import { redisFactory, type RedisClient } from '../../src/redis/client.ts';
 import { redisPing } from '../../cluster/lib/probes.ts';
 import { freePort } from '../../cluster/lib/ports.ts';
 
@@ -74,7 +73,7 @@ export function useTestRedis(): () => TestRedis {
 }
 
 /** A connection as a node opens it; for tests that expect failures, so errors are not logged. */
-export function quietConnection(url: string, keyPrefix: string, name: string): Redis {
+export function quietConnection(url: string, keyPrefix: string, name: string): RedisClient {
   const redis = redisFactory({ url, keyPrefix })(name);
   redis.on('error', () => {});
   return redis;

@@ -28,7 +28,6 @@ export async function testServices(config: Config, identity: IdentityService): P
     bus,
     presence: createPresence({ driver: 'memory', windowMs: 60_000 }),
     pages: new PageCache(),
-    openapi: () => ({}),
     async cleanup() {
       await actors.close();
       await bus.close();

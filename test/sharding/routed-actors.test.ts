@@ -76,6 +76,18 @@ test('a create without an id gets one before routing, and is routed by it', asyn
   assert.deepEqual(lookedUp, [conversation.conversation_id, conversation.conversation_id, conversation.conversation_id], 'every attempt routes by the same id');
 });
 
+test('ids minted by the router are UUIDv7, as a single node mints them', async () => {
+  const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const { actors } = router([]);
+  const { conversation } = await actors.createConversation({ tenant_id: kit.tenant_id, application_id: kit.application_id, type: 'GROUP', name: 'v7', description: null, created_by_user_id: 'u1', created_by_client_id: null, member_user_ids: ['u1'] });
+  assert.match(conversation.conversation_id, v7);
+  const { message } = await actors.sendMessage(kit.ref(conversation.conversation_id), text('u1', 'v7'));
+  assert.match(message.message_id, v7);
+  // The local host mints the same kind.
+  const local = await kit.host.sendMessage(kit.ref(conversation.conversation_id), text('u1', 'local'));
+  assert.match(local.message.message_id, v7);
+});
+
 test('a soft delete whose answer was lost is not repeated: the caller gets the 503', async () => {
   const id = await create(kit, 'GROUP', ['u1']);
   const { actors, calls } = router(['run-then-timeout']);

@@ -1,9 +1,8 @@
 /**
- * The Cassandra driver's statements, checked without a server (none can run on this machine; the
- * contract suite runs against a real one in cassandra-store.test.ts when CASSANDRA_CONTACT_POINTS
- * is set).
+ * The Cassandra driver's statements, checked without a server (the contract suite runs them on a
+ * live node in cassandra-store.test.ts): what a server accepting a statement does not prove.
  *
- * MOCK, for what cannot run here: `RecordingClient` stands in for cassandra-driver's Client. It
+ * MOCK, for checks a server cannot make: `RecordingClient` stands in for cassandra-driver's Client. It
  * records every statement, its bound parameters and its options, and answers reads from a few
  * canned rows (one conversation, two members, some messages), so every store method can be driven
  * down its normal path. It does not execute CQL: what is checked is the statements themselves,
@@ -31,10 +30,13 @@ import { READ_STATE_CQL } from '../../src/store/cassandra/read-state.ts';
 import { ROLE_OVERRIDES_CQL } from '../../src/store/cassandra/role-overrides.ts';
 import { parseSchema, parseStatement, problems, splitStatements } from '../../src/store/cassandra/schema-model.ts';
 import { SETTINGS_CQL } from '../../src/store/cassandra/settings.ts';
-import { InvalidPositionError, StaleEpochError, StoreClosedError } from '../../src/store/errors.ts';
+import { InvalidPositionError, StaleEpochError, StoreClosedError, StoreUnavailableError } from '../../src/store/errors.ts';
 
 const { consistencies } = cassandra.types;
-const SCHEMA = parseSchema(fs.readFileSync(new URL('../../schema/cassandra/001_init.cql', import.meta.url), 'utf8'));
+const SCHEMA_DIR = new URL('../../schema/cassandra/', import.meta.url);
+/** Every schema file, in order (version 2 adds columns with ALTER TABLE). */
+const SCHEMA_TEXT = fs.readdirSync(SCHEMA_DIR).filter((f) => /^\d{3}_\w+\.cql$/.test(f)).sort().map((f) => fs.readFileSync(new URL(f, SCHEMA_DIR), 'utf8')).join('\n');
+const SCHEMA = parseSchema(SCHEMA_TEXT);
 const GROUPS: Record<string, Record<string, Cql>> = {
   ACTIVITY_CQL, CONVERSATIONS_CQL, DIRECT_PAIRS_CQL, IDEMPOTENCY_CQL, MEMBERS_CQL, MESSAGES_CQL, PROFILES_CQL,
   PUSH_DEVICES_CQL, REACTIONS_CQL, READ_STATE_CQL, ROLE_OVERRIDES_CQL, SETTINGS_CQL,
@@ -90,7 +92,7 @@ class RecordingClient implements CqlClient {
     const w = this.world;
     return { ...CTX, conversation_id: CONV, type: w.type, visibility: null, name: 'n', description: null, status: 'ACTIVE', created_by_user_id: 'ann',
       created_by_client_id: null, last_activity_at: T0, created_at: T0, updated_at: T0, deleted_at: w.deleted ? T0 : null, member_count: 2,
-      last_seq: w.lastSeq, epoch: w.epoch, pending_message_id: null, revision: 7 };
+      last_seq: w.lastSeq, epoch: w.epoch, head_seq: w.lastSeq, head_activity_at: null, revision: 7 };
   }
 
   private message(seq: number): Row {
@@ -128,14 +130,15 @@ class RecordingClient implements CqlClient {
       case 'profile_search': return [{ user_id: 'ann' }];
       case 'profiles': return [{ tenant_id: 't1', user_id: 'ann', display_name: 'Old', avatar_url: null, updated_at: T0 }];
       case 'idempotency_by_hour': return (params[0] as Date).getTime() === T0.getTime() ? [{ created_at: T0, ...key }] : [];
-      case 'idempotency_keys': return [{ principal_key: 'p', idempotency_key: 'k', method_route: 'POST /x', request_hash: 'h', response_status: null, response_body: null, created_at: T0 }];
+      case 'idempotency_keys': return [{ principal_key: 'p', idempotency_key: 'k', method_route: 'POST /x', request_hash: 'h', response_status: null, response_body: null, created_at: T0, owner: 'o1' }];
       case 'retention_tenants': return [{ tenant_id: 't1', message_retention_days: 30 }];
       case 'role_overrides': return [{ ...CTX, role_id: 'r', capabilities: '["a"]', updated_at: T0 }];
       case 'push_devices': return [{ tenant_id: 't1', token_or_endpoint: 'tok', user_id: 'ann', platform: 'fcm', p256dh: null, auth: null, created_at: T0, updated_at: T0 }];
       case 'push_devices_by_user': return [{ created_at: T0, token_or_endpoint: 'tok' }];
       case 'push_devices_by_endpoint': return [{ tenant_id: 't1' }];
       case 'message_days_by_tenant': return [{ day: '2026-01-01' }];
-      case 'messages_by_tenant_day': return [{ created_at: T0, message_id: 'm1', conversation_id: CONV, seq: 1 }];
+      // One entry in the day; a slice after it (keyset) finds none.
+      case 'messages_by_tenant_day': return query.includes('(created_at, message_id) >') ? [] : [{ created_at: T0, message_id: 'm1', conversation_id: CONV, seq: 1 }];
       default: return [];
     }
   }
@@ -153,6 +156,7 @@ async function exerciseEverything(store: CassandraChatStore, client: RecordingCl
   const s = store;
   await s.conversations.gate(REF, 'ann');
   await s.conversations.claim(REF);
+  await s.conversations.release({ ...REF, epoch: 4 });
   await s.conversations.update({ ...w, patch: { name: 'x' } });
   await s.conversations.get(REF, { kind: 'user', user_id: 'bob' }, 5);
   await s.conversations.list({ ...CTX, viewer: { kind: 'machine' }, limit: 5, members_preview: 2 });
@@ -163,6 +167,7 @@ async function exerciseEverything(store: CassandraChatStore, client: RecordingCl
   await s.conversations.list({ ...CTX, viewer: { kind: 'machine' }, type: 'CHANNEL', limit: 5, members_preview: 0 });
   await s.conversations.overview('t1');
   await s.messages.append({ ...w, message_id: 'new', seq: 11, sender_user_id: 'ann', sender_client_id: null, body: 'hi', message_type: 'TEXT', at: '2026-01-02T00:00:00.000Z' });
+  await s.messages.append({ ...w, message_id: 'keyed', seq: 12, sender_user_id: 'ann', sender_client_id: null, body: 'hi', message_type: 'TEXT', at: '2026-01-02T00:00:00.000Z', retryable_id: true });
   client.world.messageAt = 3;
   await s.messages.edit({ ...w, message_id: 'm3', body: 'e' });
   await s.messages.get(REF, 'm3', 'ann');
@@ -172,6 +177,8 @@ async function exerciseEverything(store: CassandraChatStore, client: RecordingCl
   client.world.messageAt = null;
   await s.messages.list({ ...REF, viewer_user_id: 'ann', limit: 6, after: { seq: 9 } });
   await s.messages.deleteExpired({ tenant_id: 't1', days: 5, at: '2026-02-01T00:00:00.000Z', batch_size: 10 });
+  // A full slice (batch_size 1) makes the pass read on after its last entry.
+  await s.messages.deleteExpired({ tenant_id: 't1', days: 5, at: '2026-02-01T00:00:00.000Z', batch_size: 1 });
   await s.readState.markRead({ ...w, epoch: 4, user_id: 'bob', seq: 8 });
   await s.readState.get(REF, 'bob');
   await s.members.setRole({ ...w, user_id: 'bob', role: 'ADMIN' });
@@ -188,14 +195,23 @@ async function exerciseEverything(store: CassandraChatStore, client: RecordingCl
   await s.profiles.upsert('t1', [{ user_id: 'ann', display_name: 'Ann', avatar_url: null }], 'idp');
   await s.profiles.get('t1', ['ann']);
   await s.profiles.search('t1', 'An', 5);
-  await s.idempotency.claim(key, 'h', T0.toISOString());
-  // An expired record is taken over: the insert answers it, the compare-and-set on created_at wins.
-  const done = { '[applied]': false, ...key, request_hash: 'h', response_status: 200, response_body: null, created_at: T0 };
+  const by = { owner: 'o1', live: ['o1'] };
+  await s.idempotency.claim(key, 'h', by, T0.toISOString());
+  // An expired record is renewed: the insert answers it, the compare-and-set on created_at wins.
+  const done = { '[applied]': false, ...key, request_hash: 'h', response_status: 200, response_body: null, created_at: T0, owner: 'o0' };
   client.world.lwt = (q) => (q.startsWith('INSERT INTO idempotency_keys') ? done : APPLIED());
-  await s.idempotency.claim(key, 'h', '2026-01-03T00:00:00.000Z');
+  await s.idempotency.claim(key, 'h', by, '2026-01-03T00:00:00.000Z');
+  // A pending claim of a dead owner is taken over: the compare-and-set on the owner wins.
+  const dead = { ...done, response_status: null };
+  client.world.lwt = (q) => (q.startsWith('INSERT INTO idempotency_keys') ? dead : APPLIED());
+  await s.idempotency.claim(key, 'h', by, T0.toISOString());
   client.world.lwt = APPLIED;
-  await s.idempotency.complete(key, 201, '{}');
-  await s.idempotency.release(key);
+  await s.idempotency.complete(key, 'o1', 201, '{}');
+  await s.idempotency.release(key, 'o1');
+  // A claim whose insert answers no outcome is let go of in the background (abandon).
+  client.failOn = { prefix: 'INSERT INTO idempotency_keys', error: new Error('No connection available'), times: 1 };
+  await assert.rejects(s.idempotency.claim(key, 'h', by, T0.toISOString()));
+  await new Promise((resolve) => setTimeout(resolve, 300));
   await s.idempotency.get(key);
   await s.idempotency.sweep('2026-01-02T01:00:00.000Z');
   await s.settings.update('t1', { message_retention_days: 30 });
@@ -231,7 +247,7 @@ describe('Cassandra statements against the schema', () => {
   });
 
   it('no statement filters, and the schema file holds no ALLOW FILTERING or secondary index', () => {
-    const text = splitStatements(fs.readFileSync(new URL('../../schema/cassandra/001_init.cql', import.meta.url), 'utf8')).join(';\n');
+    const text = splitStatements(SCHEMA_TEXT).join(';\n');
     assert.doesNotMatch(text, /ALLOW FILTERING|CREATE (CUSTOM )?INDEX|MATERIALIZED VIEW/i);
     for (const s of ALL) assert.doesNotMatch(s.cql, /ALLOW FILTERING|ORDER BY/i, s.name);
   });
@@ -250,9 +266,14 @@ describe('Cassandra statements against the schema', () => {
     assert.equal(model(DIRECT_PAIRS_CQL.claim).lwt, 'not-exists');
     assert.equal(model(IDEMPOTENCY_CQL.claim).lwt, 'not-exists');
     const conds = (c: Cql) => model(c).conditions.map((r) => `${r.columns.join()} ${r.op}`);
-    assert.deepEqual(conds(CONVERSATIONS_CQL.claim), ['epoch =', 'deleted_at =']);
+    assert.deepEqual(conds(IDEMPOTENCY_CQL.takeOver), ['owner =', 'response_status =', 'created_at =']);
+    assert.deepEqual(conds(IDEMPOTENCY_CQL.complete), ['response_status =', 'owner =']);
+    assert.deepEqual(conds(IDEMPOTENCY_CQL.release), ['response_status =', 'owner =']);
+    assert.deepEqual(conds(CONVERSATIONS_CQL.claim), ['epoch =', 'deleted_at =', 'last_seq =']);
     assert.deepEqual(conds(CONVERSATIONS_CQL.fence), ['epoch <=', 'deleted_at =']);
-    assert.deepEqual(conds(CONVERSATIONS_CQL.reserveSeq), ['epoch <=', 'deleted_at =', 'last_seq =']);
+    assert.deepEqual(conds(CONVERSATIONS_CQL.reserve), ['epoch <=', 'deleted_at =', 'last_seq =']);
+    assert.deepEqual(conds(CONVERSATIONS_CQL.release), ['epoch =', 'last_seq =']);
+    assert.equal(model(CONVERSATIONS_CQL.head).lwt, 'none', 'messages are written without Paxos');
     assert.deepEqual(conds(CONVERSATIONS_CQL.memberCount), ['epoch <=', 'deleted_at =', 'member_count =']);
     for (const s of ALL) assert.equal(s.lwt, model(s).lwt !== 'none', s.name);
   });
@@ -297,19 +318,42 @@ describe('Cassandra driver behaviour over the recording client', () => {
     assert.deepEqual([last?.items.map((m) => m.seq), last?.next], [[3, 2, 1], null], 'next is null exactly on the last page');
   });
 
-  it('append reserves the seq with one LWT from the last_seq it read, then writes the message rows in one batch', async () => {
+  it('an append without a lease takes a seq range with one LWT from the reserved end it read; the next ones take none', async () => {
     const { client, store } = open();
     const r = await store.messages.append({ ...msg(11), at: '2026-01-02T00:00:00.000Z' });
     assert.equal(r?.created, true);
     const [lwt] = calls(client, 'UPDATE conversations SET epoch = ?, last_seq = ?');
-    assert.deepEqual(lwt?.params, [3, 11, new Date('2026-01-02T00:00:00.000Z'), 'new-11', CONV, 3, 10]);
+    assert.deepEqual(lwt?.params, [3, 26, CONV, 3, 10], 'seqs 11..26 (the first range: 16), from last_seq 10 as read');
     const batch = client.calls.filter((c) => c.inBatch).map((c) => c.query.split(' (')[0]);
     assert.ok(batch.includes('INSERT INTO messages_by_conversation') && batch.includes('INSERT INTO message_by_id'));
     assert.ok(batch.includes('DELETE FROM conversations_by_activity WHERE tenant_id = ? AND application_id = ? AND last_activity_at = ? AND conversation_id = ?'), 'old activity key deleted');
-    const bump = calls(client, 'UPDATE conversations USING TIMESTAMP')[0]!;
-    assert.ok(client.calls.indexOf(bump) > client.calls.indexOf(lwt!), 'revision moves after the write');
+    const head = client.calls.find((c) => c.inBatch && c.query.startsWith('UPDATE conversations USING TIMESTAMP ? SET head_seq'));
+    assert.deepEqual(head?.params, [11, 11, new Date('2026-01-02T00:00:00.000Z'), CONV], 'the head, last-write-wins by seq');
+    const bump = calls(client, 'UPDATE conversations USING TIMESTAMP ? SET revision')[0]!;
+    assert.ok(client.calls.indexOf(bump) > client.calls.indexOf(head!), 'revision moves after the write');
     assert.equal(bump.params[0], bump.params[1]);
     assert.ok(Number(bump.params[1]) > 7);
+    for (let seq = 12; seq <= 26; seq += 1) assert.equal((await store.messages.append(msg(seq)))?.created, true);
+    assert.equal(client.calls.filter((c) => / IF /.test(c.query)).length, 1, '16 appends, one Paxos round');
+    await store.messages.append(msg(27));
+    const next = calls(client, 'UPDATE conversations SET epoch = ?, last_seq = ?');
+    assert.deepEqual(next[1]?.params, [3, 58, CONV, 3, 26], 'the next range (32) from the end of the last');
+  });
+
+  it('a seq the lease issued is SeqConflictError unless that very message failed and is retried', async () => {
+    const { client, store } = open();
+    await store.messages.append(msg(11));
+    await assert.rejects(store.messages.append({ ...msg(11), message_id: 'other' }), { code: 'seq_conflict' });
+    const realBatch = client.batch.bind(client);
+    let fail = true;
+    client.batch = async (q, o) => {
+      if (!fail) return realBatch(q, o);
+      fail = false;
+      throw new Error('batch timeout');
+    };
+    await assert.rejects(store.messages.append(msg(12)), /batch timeout/);
+    assert.equal((await store.messages.append(msg(12)))?.created, true, 'the retry of the failed message writes it');
+    await assert.rejects(store.messages.append(msg(12)), { code: 'seq_conflict' }, 'written now: another attempt is a conflict (the mock has no message_by_id row)');
   });
 
   it('a seq at or below last_seq is SeqConflictError before any LWT; a lost LWT is classified', async () => {
@@ -365,6 +409,38 @@ describe('Cassandra driver behaviour over the recording client', () => {
     client.failOn = { prefix: fence, error: new Error('unrelated'), times: 1 };
     await assert.rejects(store.readState.markRead({ ...w, epoch: 4, user_id: 'bob', seq: 1 }), /unrelated/);
     assert.equal(calls(client, fence).length, 4);
+  });
+
+  it('driver errors that mean "not now" become StoreUnavailableError (a 503); others stay as they are', async () => {
+    const { client, store } = open();
+    const { ResponseError, NoHostAvailableError, OperationTimedOutError } = cassandra.errors;
+    const codes = cassandra.types.responseErrorCodes;
+    const read = (): Promise<unknown> => store.conversations.get(REF, { kind: 'machine' }, 0);
+    for (const error of [
+      new ResponseError(codes.unavailableException, 'Cannot achieve consistency level LOCAL_QUORUM'),
+      new ResponseError(codes.readTimeout, 'Operation timed out - received only 1 responses.'),
+      new ResponseError(codes.overloaded, 'overloaded'),
+      new ResponseError(codes.readFailure, 'Server failure during read query at consistency ONE (1 responses were required but only 0 replicas responded, 1 failed)'),
+      new ResponseError(codes.writeFailure, 'Server failure during write query at consistency LOCAL_QUORUM'),
+      new NoHostAvailableError({}, 'All host(s) tried for query failed'),
+      new Error('No connection available'), // host-connection-pool.js, a pool emptied by a dead host
+      new OperationTimedOutError('The host 127.0.0.1:9042 did not reply before timeout 12000 ms'),
+      Object.assign(new (cassandra.errors.DriverError as unknown as new (m: string) => Error)('Socket was closed'), { isSocketError: true }),
+    ]) {
+      client.failOn = { prefix: 'SELECT', error, times: 1 };
+      await assert.rejects(read(), (e: unknown) => e instanceof StoreUnavailableError && e.cause === error, error.message);
+    }
+    client.failOn = { prefix: 'SELECT', error: new ResponseError(codes.syntaxError, 'line 1:0 no viable alternative'), times: 1 };
+    await assert.rejects(read(), (e: unknown) => !(e instanceof StoreUnavailableError));
+    const unavailable = new ResponseError(codes.unavailableException, 'Cannot achieve consistency level LOCAL_SERIAL');
+    client.failOn = { prefix: 'UPDATE conversations SET epoch = ? WHERE', error: unavailable, times: 1 };
+    await assert.rejects(store.readState.markRead({ ...w, epoch: 4, user_id: 'bob', seq: 1 }), StoreUnavailableError, 'an LWT too');
+    const realBatch = client.batch.bind(client);
+    client.batch = async () => {
+      client.batch = realBatch;
+      throw new ResponseError(codes.writeTimeout, 'Operation timed out - received only 1 responses.');
+    };
+    await assert.rejects(store.messages.append(msg(11)), StoreUnavailableError, 'a batch too');
   });
 
   it('argument errors are rejections, as in the SQLite driver', async () => {

@@ -1,7 +1,8 @@
 /**
  * Plain unit tests of the Cassandra driver's pure parts (no client at all): bucket arithmetic,
  * page positions (cursor round trips), the schema/statement model the statement tests rely on,
- * keyspace and config checks, revisions and DIRECT pair order.
+ * keyspace and config checks, revisions and DIRECT pair order, and the handle's choice of logged
+ * or unlogged batches (a stand-in client).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -9,7 +10,8 @@ import { bucketOf, bucketRange, historyStart, newestFirstSlices, oldestFirstSlic
 import { checkConfig, replicationOf } from '../../src/store/cassandra/cassandra-store.ts';
 import { byActivity, isAfter } from '../../src/store/cassandra/conversation-listing.ts';
 import { nextRevision } from '../../src/store/cassandra/conversations.ts';
-import { cql } from '../../src/store/cassandra/cql.ts';
+import cassandra from 'cassandra-driver';
+import { CassandraHandle, cql, isBatchlogFailure, type CqlClient } from '../../src/store/cassandra/cql.ts';
 import { pairOf } from '../../src/store/cassandra/direct-pairs.ts';
 import { hourOf } from '../../src/store/cassandra/idempotency.ts';
 import { keyspaceCql } from '../../src/store/cassandra/migrations.ts';
@@ -103,6 +105,8 @@ describe('keyspace, config, revisions, pairs', () => {
       "CREATE KEYSPACE IF NOT EXISTS chat WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': '5'} AND durable_writes = true");
     assert.match(keyspaceCql('chat', replicationOf(base)), /'dc1': '3'/);
     assert.match(keyspaceCql('k', { class: 'SimpleStrategy', replication_factor: 1 }), /'class': 'SimpleStrategy', 'replication_factor': '1'/);
+    assert.doesNotMatch(keyspaceCql('chat', replicationOf(base)), /tablets/, 'Apache Cassandra knows no tablets option');
+    assert.match(keyspaceCql('chat', replicationOf(base), { tablets: false }), / AND tablets = \{'enabled': false\}$/, 'ScyllaDB: no tablets, or no LWT');
     assert.throws(() => keyspaceCql('chat; DROP', { class: 'SimpleStrategy', replication_factor: 1 }), RangeError);
     assert.throws(() => keyspaceCql('chat', { class: 'NetworkTopologyStrategy', "dc1'": 3 }), RangeError);
   });
@@ -131,5 +135,50 @@ describe('keyspace, config, revisions, pairs', () => {
     assert.equal(prefixSuccessor('a\u{D7FF}'), 'a\u{E000}');
     assert.equal(headOf('álvaro'), 'á');
     assert.equal(hourOf('2026-01-01T05:59:59.999Z').toISOString(), '2026-01-01T05:00:00.000Z');
+  });
+});
+
+describe('batches while a replica is down (CassandraHandle.batch)', () => {
+  const A = cql('INSERT INTO a (k) VALUES (?)');
+  const B = cql('INSERT INTO b (k) VALUES (?)');
+  /** A client recording how each batch went; `refuse` answers logged batches as a batchlog the dead node never acknowledged. */
+  function client(refuse: boolean): CqlClient & { sent: boolean[] } {
+    const sent: boolean[] = [];
+    return {
+      sent,
+      execute: async () => ({ rows: [] }),
+      shutdown: async () => {},
+      batch: async (_q, o) => {
+        sent.push(o.logged === true);
+        if (refuse && o.logged) {
+          const e = new cassandra.errors.ResponseError(cassandra.types.responseErrorCodes.writeTimeout, 'Operation timed out - received only 1 responses.');
+          throw Object.assign(e, { writeType: 'BATCH_LOG' });
+        }
+        return {};
+      },
+    };
+  }
+
+  it('a batch refused at its batchlog goes again unlogged at once, and the next ones unlogged', async () => {
+    const c = client(true);
+    const h = new CassandraHandle(c);
+    await h.batch([[A, [1]], [B, [1]]]);
+    await h.batch([[A, [2]], [B, [2]]]);
+    assert.deepEqual(c.sent, [true, false, false]);
+    assert.equal(h.counts.unlogged, 2);
+  });
+
+  it('logged while every host is up; unlogged while the driver holds one down; a write timeout of another kind is the caller’s', async () => {
+    const c = client(false);
+    const h = new CassandraHandle(c);
+    let down = false;
+    h.replicaDown = () => down;
+    await h.batch([[A, [1]], [B, [1]]]);
+    down = true;
+    await h.batch([[A, [2]], [B, [2]]]);
+    assert.deepEqual(c.sent, [true, false]);
+    assert.equal(isBatchlogFailure(Object.assign(new cassandra.errors.ResponseError(cassandra.types.responseErrorCodes.writeTimeout, 'x'), { writeType: 'BATCH' })), false, 'the batch itself timed out: ambiguous, not re-sent');
+    assert.equal(isBatchlogFailure(Object.assign(new cassandra.errors.ResponseError(cassandra.types.responseErrorCodes.unavailableException, 'x'), { consistencies: cassandra.types.consistencies.two })), true);
+    assert.equal(isBatchlogFailure(Object.assign(new cassandra.errors.ResponseError(cassandra.types.responseErrorCodes.unavailableException, 'x'), { consistencies: cassandra.types.consistencies.localQuorum })), false);
   });
 });

@@ -93,3 +93,23 @@ describe('SQLite store: opening', () => {
     void store.close();
   });
 });
+
+describe('SQLite store: idempotency rows from before owners (schema 3)', () => {
+  it('a pending claim without an owner is a dead process\'s: taken over at once, created_at kept', async () => {
+    const file = sqliteStorePath(dir());
+    const store = await createStore({ driver: 'sqlite', path: file, writer: 'inline' });
+    const key = { principal_key: 'user:t:ann', idempotency_key: 'k1', method_route: 'POST /x' };
+    const at = new Date().toISOString();
+    const db = new Database(file);
+    try {
+      db.prepare(`INSERT INTO idempotency_keys (principal_key, idempotency_key, method_route, request_hash, response_status, response_body, created_at)
+        VALUES (?, ?, ?, 'h', NULL, NULL, ?)`).run(key.principal_key, key.idempotency_key, key.method_route, at);
+    } finally {
+      db.close();
+    }
+    const by = { owner: 'p1', live: ['p1'] };
+    assert.deepEqual(await store.idempotency.claim(key, 'h', by), { claimed: true, created_at: at });
+    assert.equal(await store.idempotency.complete(key, 'p1', 201, '{}'), true);
+    await store.close();
+  });
+});

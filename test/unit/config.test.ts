@@ -94,6 +94,25 @@ test('the cluster: CHAT_CLUSTER=redis needs a Redis URL, shared secrets and a sh
   assert.throws(() => loadConfig({ CHAT_RATE_LIMIT_DRIVER: 'redis' }), /needs CHAT_CLUSTER=redis/);
 });
 
+test('a Redis Cluster: CHAT_REDIS_CLUSTER_NODES instead of CHAT_REDIS_URL, with job shards and pub/sub mode; a prefix without braces', () => {
+  const shared = { CHAT_CURSOR_SECRET: 'ab'.repeat(32), CHAT_REALTIME_SECRET: 'cd'.repeat(32), CHAT_CLUSTER_SECRET: 'a-long-cluster-secret', CHAT_SQLITE_MODE: 'shared-file', CHAT_CLUSTER: 'redis' };
+  const c = loadConfig({ ...shared, CHAT_REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis://:pw@10.0.0.2:7001,[::1]:7002', CHAT_REDIS_JOB_SHARDS: '16', CHAT_REDIS_PUBSUB: 'classic' });
+  assert.ok(c.cluster.mode === 'redis');
+  assert.deepEqual(c.cluster.redisClusterNodes, ['10.0.0.1:7000', 'redis://:pw@10.0.0.2:7001', '[::1]:7002']);
+  assert.equal(c.cluster.redisUrl, '');
+  assert.equal(c.cluster.redisJobShards, 16);
+  assert.equal(c.cluster.redisPubSub, 'classic');
+  const single = loadConfig({ ...shared, CHAT_REDIS_URL: 'redis://127.0.0.1:6390' });
+  assert.ok(single.cluster.mode === 'redis');
+  assert.deepEqual([single.cluster.redisClusterNodes, single.cluster.redisJobShards, single.cluster.redisPubSub], [[], null, null], 'the drivers choose');
+  assert.throws(() => loadConfig({ ...shared, CHAT_REDIS_URL: 'redis://x:1', CHAT_REDIS_CLUSTER_NODES: 'a:1' }), /not both/);
+  assert.throws(() => loadConfig({ ...shared, CHAT_REDIS_CLUSTER_NODES: 'a:1,b' }), /CHAT_REDIS_CLUSTER_NODES must be a comma-separated list .*got "b"/);
+  assert.throws(() => loadConfig({ ...shared, CHAT_REDIS_CLUSTER_NODES: 'http://a:1' }), /CHAT_REDIS_CLUSTER_NODES/);
+  assert.throws(() => loadConfig({ ...shared, CHAT_REDIS_CLUSTER_NODES: 'a:1', CHAT_REDIS_JOB_SHARDS: '0' }), /CHAT_REDIS_JOB_SHARDS must be an integer from 1 to 256/);
+  assert.throws(() => loadConfig({ ...shared, CHAT_REDIS_CLUSTER_NODES: 'a:1', CHAT_REDIS_PUBSUB: 'both' }), /CHAT_REDIS_PUBSUB must be "sharded" or "classic"/);
+  assert.throws(() => loadConfig({ ...shared, CHAT_REDIS_CLUSTER_NODES: 'a:1', CHAT_REDIS_KEY_PREFIX: 'chat:{x}:' }), /CHAT_REDIS_KEY_PREFIX must not contain/);
+});
+
 test('FCM and APNs: off unless their key files are set; APNs needs key id, team id and topic', () => {
   assert.equal(loadConfig({}).webPush.fcm, null);
   assert.equal(loadConfig({}).webPush.apns, null);

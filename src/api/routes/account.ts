@@ -1,4 +1,5 @@
 /** Account routes: the signed-in user, across tenants. For the service's own web app (no CORS). */
+import { E403A } from '../errors.ts';
 import { defineRoute } from '../route.ts';
 import { Me, NoQuery, TenantList } from '../schemas/identity.ts';
 import { USER_SCOPE } from '../../identity/catalog.ts';
@@ -54,7 +55,8 @@ export const listMyTenants = defineRoute({
   cors: 'none',
   schemas: { query: NoQuery, response: TenantList },
   status: 200,
-  errors: [],
+  // The contract gives this account route the whole E403a group.
+  errors: [...E403A],
   async handler({ principal, services }): Promise<Static<typeof TenantList>> {
     if (principal?.type !== 'user') throw new Error('unreachable: users only');
     const tenants = await services.identity.userTenants(principal.user_id);

@@ -5,7 +5,7 @@ import { ApiError } from '../../errors/catalog.ts';
 import { USER_SCOPE } from '../../identity/catalog.ts';
 import type { AccessContext } from '../../identity/access.ts';
 import { assertEligible } from '../eligibility.ts';
-import { Reply, defineRoute } from '../route.ts';
+import { defineRoute } from '../route.ts';
 import { Conversation, ConversationType } from '../schemas/chat.ts';
 import { ApplicationParams, Closed, Id } from '../schemas/common.ts';
 import { conversationWire, MEMBERS_PREVIEW } from '../wire.ts';
@@ -31,7 +31,7 @@ export const createConversation = defineRoute({
   operationId: 'createConversation',
   summary: 'Create a DIRECT, GROUP or CHANNEL conversation (a DIRECT of the same two users is answered instead)',
   description:
-    'Needs conversations.create, plus groups.create for GROUP or channels.create for CHANNEL. 201 when created; 200 with the existing conversation when a DIRECT of the same two members exists. Every member and the actor must be eligible tenant members with access to the application.',
+    'Needs conversations.create, plus groups.create for GROUP or channels.create for CHANNEL. 201 with the conversation, also when a DIRECT of the same two members already existed (the status does not tell the two apart). Every member and the actor must be eligible tenant members with access to the application.',
   tag: 'Conversations',
   method: 'POST',
   path: '/tenants/{tenant_id}/applications/{application_id}/conversations',
@@ -43,7 +43,7 @@ export const createConversation = defineRoute({
   schemas: { params: ApplicationParams, body: CreateBody, response: Conversation },
   status: 201,
   errors: ['target_user_not_eligible', 'actor_not_member'],
-  async handler({ params, body, access, services }): Promise<Reply<Static<typeof Conversation>>> {
+  async handler({ params, body, access, services, idempotentId }): Promise<Static<typeof Conversation>> {
     const a = access as AccessContext;
     const p = a.principal;
     const problems: string[] = [];
@@ -73,11 +73,15 @@ export const createConversation = defineRoute({
       created_by_client_id: p.type === 'machine' ? p.client_id : null,
       member_user_ids: members,
       ...params,
+      // Under an Idempotency-Key, a re-run after a crash creates under the same id: the store then
+      // answers the conversation the first run committed (created: false), with the same 201.
+      ...(idempotentId ? { conversation_id: idempotentId() } : {}),
     });
     const ref = { conversation_id: res.conversation.conversation_id, ...params };
     const viewer = p.type === 'user' ? ({ kind: 'user', user_id: p.user_id } as const) : ({ kind: 'machine' } as const);
     const view = await services.store.conversations.get(ref, viewer, MEMBERS_PREVIEW);
     if (view === null) throw new ApiError('not_found', 'the conversation was deleted meanwhile');
-    return new Reply(res.created ? 201 : 200, conversationWire(view, p.type === 'user'));
+    // One status whether created or found (a DIRECT of the pair, or a re-run of an Idempotency-Key).
+    return conversationWire(view, p.type === 'user');
   },
 });

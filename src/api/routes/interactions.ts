@@ -6,14 +6,14 @@ import { USER_SCOPE } from '../../identity/catalog.ts';
 import type { AccessContext } from '../../identity/access.ts';
 import { defineRoute } from '../route.ts';
 import { Reaction } from '../schemas/chat.ts';
-import { Closed, ConversationParams, Id } from '../schemas/common.ts';
+import { Closed, ConversationParams, Id, MAX_INTEGER } from '../schemas/common.ts';
 
 const ReactionParams = Type.Object(
   { tenant_id: Id, application_id: Id, conversation_id: Id, message_id: Id, emoji: Type.String({ minLength: 1, maxLength: 64, description: 'the emoji itself, percent-encoded in the path' }) },
   Closed,
 );
 const Reactions = Type.Object({ message_id: Type.String(), reactions: Type.Array(Reaction) });
-const ReadBody = Type.Object({ seq: Type.Optional(Type.Integer({ minimum: 0, description: 'read up to this message seq; default: the latest message' })) }, Closed);
+const ReadBody = Type.Object({ seq: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INTEGER, description: 'read up to this message seq; default: the latest message' })) }, Closed);
 const ReadStateWire = Type.Object({ conversation_id: Type.String(), last_read_seq: Type.Integer(), unread_count: Type.Integer(), has_unread: Type.Boolean() });
 
 const personal = {

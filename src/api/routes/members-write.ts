@@ -6,7 +6,7 @@ import { USER_SCOPE } from '../../identity/catalog.ts';
 import type { AccessContext } from '../../identity/access.ts';
 import { isPublicChannel, viewerOf } from '../conversation-access.ts';
 import { assertEligible } from '../eligibility.ts';
-import { actingOf, assertMayManage } from '../manage-rules.ts';
+import { actingOf, assertMayManage, holdsManageCapability } from '../manage-rules.ts';
 import { defineRoute } from '../route.ts';
 import { Member } from '../schemas/chat.ts';
 import { Closed, ConversationParams, Id, MemberParams } from '../schemas/common.ts';
@@ -32,7 +32,7 @@ export const addMember = defineRoute({
   operationId: 'addMember',
   summary: 'Add a member (or join a PUBLIC channel yourself)',
   description:
-    'GROUP: groups.manage, or groups.create as OWNER or ADMIN of the conversation. CHANNEL: channels.manage, or the caller joins a PUBLIC channel themselves. DIRECT: never (direct_conversation_immutable). Re-adding a member who left or was removed reactivates them. Machines may pass display_name and avatar_url as profile hints for users the service has not seen.',
+    'GROUP: groups.manage, or groups.create as OWNER or ADMIN of the conversation. CHANNEL: channels.manage, or the caller joins a PUBLIC channel themselves. DIRECT: never (direct_conversation_immutable). Re-adding a member who left or was removed reactivates them. Machines may pass display_name and avatar_url as profile hints for a user the service has never seen (no profile of the user recorded yet); for a user already seen they are ignored, and what the IdP says always wins.',
   tag: 'Members',
   method: 'POST',
   path: '/tenants/{tenant_id}/applications/{application_id}/conversations/{conversation_id}/members',
@@ -52,11 +52,19 @@ export const addMember = defineRoute({
     const c = await conversationFor(services, a, params);
     const joiningPublic = p.type === 'user' && body.user_id === p.user_id && isPublicChannel(c);
     if (!joiningPublic) {
-      if (p.type === 'user' && c.my_role === null && !isPublicChannel(c)) throw new ApiError('not_conversation_member', 'you are not a member of this conversation');
+      // The manage capability alone suffices, as for removal; without it, a non-member is told
+      // so rather than which capability is missing.
+      if (p.type === 'user' && c.my_role === null && !isPublicChannel(c) && !holdsManageCapability(c, a)) {
+        throw new ApiError('not_conversation_member', 'you are not a member of this conversation');
+      }
       assertMayManage(c, a);
     }
+    // Hints name a user the service has never seen: read before the eligibility check, which
+    // itself records the IdP's profile of the user (the row the hint then fills in).
+    const hinted = p.type === 'machine' && (body.display_name !== undefined || body.avatar_url !== undefined);
+    const seen = hinted && (await services.store.profiles.get(params.tenant_id, [body.user_id])).length > 0;
     await assertEligible(services, params.tenant_id, params.application_id, [body.user_id]);
-    if (p.type === 'machine' && (body.display_name !== undefined || body.avatar_url !== undefined)) {
+    if (hinted && !seen) {
       await services.store.profiles.upsert(params.tenant_id, [{ user_id: body.user_id, display_name: body.display_name ?? null, avatar_url: body.avatar_url ?? null }], 'hint');
     }
     const res = await services.actors.addMember(params, { user_id: body.user_id, by: actingOf(a) });

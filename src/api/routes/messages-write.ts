@@ -8,7 +8,7 @@ import type { MessageType } from '../../store/index.ts';
 import { assertEligible } from '../eligibility.ts';
 import { defineRoute } from '../route.ts';
 import { Message } from '../schemas/chat.ts';
-import { Closed, ConversationParams, Id, MessageParams } from '../schemas/common.ts';
+import { Closed, ConversationParams, Id, MAX_INTEGER, MessageParams } from '../schemas/common.ts';
 import { messageWire } from '../wire.ts';
 
 export const MAX_BODY_CHARS = 10_000;
@@ -21,7 +21,7 @@ export const AttachmentInput = Type.Object(
     file_id: Type.String({ minLength: 1, maxLength: 256 }),
     name: Type.String({ minLength: 1, maxLength: 512 }),
     mime_type: Type.String({ minLength: 3, maxLength: 255, pattern: '^[^/\\s]+/[^/\\s]+$' }),
-    size: Type.Integer({ minimum: 0 }),
+    size: Type.Integer({ minimum: 0, maximum: MAX_INTEGER, description: 'bytes' }),
     url: Type.Optional(Type.Union([Type.String({ format: 'uri', maxLength: 2048 }), Type.Null()])),
   },
   { ...Closed, description: 'A file owned by the file platform; the service stores the reference only' },
@@ -67,7 +67,7 @@ export const sendMessage = defineRoute({
   status: 201,
   rateLimit: 'send',
   errors: ['body_too_long', 'too_many_attachments', 'not_found', 'not_conversation_member', 'system_message_not_allowed', 'conversation_archived', 'invalid_reply', 'actor_not_member', 'target_user_not_eligible'],
-  async handler({ params, body, access, services }): Promise<Static<typeof Message>> {
+  async handler({ params, body, access, services, idempotentId }): Promise<Static<typeof Message>> {
     const p = (access as AccessContext).principal;
     assertBody(body.body);
     const attachments = body.attachments ?? [];
@@ -94,6 +94,9 @@ export const sendMessage = defineRoute({
       reply_to_message_id: body.reply_to_message_id ?? null,
       attachments: attachments.map((a) => ({ file_id: a.file_id, name: a.name, mime_type: a.mime_type, size: a.size, url: a.url ?? null })),
       mentioned_user_ids: body.mentioned_user_ids ?? [],
+      // Under an Idempotency-Key, a re-run after a crash sends the same id: the store then answers
+      // the message the first run committed (created: false) instead of storing it twice.
+      ...(idempotentId ? { message_id: idempotentId() } : {}),
     });
     return messageWire(res.message);
   },

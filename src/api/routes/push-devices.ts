@@ -10,7 +10,7 @@ import { ApiError } from '../../errors/catalog.ts';
 import type { AccessContext } from '../../identity/access.ts';
 import { USER_SCOPE } from '../../identity/catalog.ts';
 import { defineRoute } from '../route.ts';
-import { Closed, TenantParams } from '../schemas/common.ts';
+import { Closed, MAX_INTEGER, TenantParams } from '../schemas/common.ts';
 import { NoQuery } from '../schemas/identity.ts';
 
 const MAX_TOKEN = 4096;
@@ -19,7 +19,7 @@ const Subscription = Type.Object(
   {
     endpoint: Type.String({ minLength: 1, maxLength: MAX_TOKEN, description: 'the push service URL of the subscription (https)' }),
     /** PushSubscription.toJSON() sends it; accepted and ignored. */
-    expirationTime: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+    expirationTime: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: MAX_INTEGER }), Type.Null()])),
     keys: Type.Object(
       {
         p256dh: Type.String({ minLength: 1, maxLength: 256, description: "the browser's P-256 public key, URL-safe base64" }),
@@ -96,7 +96,7 @@ export const registerPushDevice = defineRoute({
   operationId: 'registerPushDevice',
   summary: 'Register a device for push notifications (idempotent)',
   description:
-    'platform web: `subscription` as PushSubscription.toJSON() gives it (endpoint https URL, keys.p256dh, keys.auth). platform fcm or apns: `token`, stored but not delivered by this deployment. Registering again is safe; a device registered by another user moves to the caller.',
+    'platform web: `subscription` as PushSubscription.toJSON() gives it (endpoint https URL, keys.p256dh, keys.auth). platform fcm or apns: `token`, the native device token (delivered when the deployment configures FCM or APNs; otherwise stored only). Registering again is safe; a device registered by another user moves to the caller.',
   method: 'POST',
   schemas: { params: TenantParams, query: NoQuery, body: RegisterBody },
   status: 204,

@@ -7,6 +7,13 @@ export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]
 export const Closed = { additionalProperties: false } as const;
 
 export const Id = Type.String({ minLength: 1, maxLength: 128 });
+
+/**
+ * The largest integer a request may carry: JSON numbers above 2^53 - 1 lose precision in
+ * JavaScript, and the stores bind them as 64-bit integers. Every integer and number field of a
+ * request schema has a minimum and a maximum at most this (test/request-bounds.test.ts).
+ */
+export const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
 export const DateTime = Type.String({ format: 'date-time' });
 
 export const ErrorBody = Type.Object(

@@ -9,7 +9,9 @@
 -- ARGV[4] maxEventsPerChannel (exact trim: readSince must never see more than the window)
 -- ARGV[5] maxAgeMs
 -- ARGV[6] TTL of both keys in ms
--- ARGV[7] pub/sub channel
+-- ARGV[7] pub/sub channel (the channel's hash tag: on a Redis Cluster it lives in this slot)
+-- ARGV[8] 'sharded': SPUBLISH (sharded pub/sub, Redis 7; the message stays in this shard);
+--         otherwise PUBLISH
 -- Answers { epoch, entry id, id of the previous entry of the epoch, '0-0' after an empty epoch
 -- (head.lua), or '' }.
 
@@ -55,5 +57,5 @@ redis.call('XTRIM', stream, 'MINID', '~', string.format('%.0f', math.max(0, now 
 redis.call('HSET', meta, 'epoch', epoch, 'last', id)
 redis.call('PEXPIRE', stream, ARGV[6])
 redis.call('PEXPIRE', meta, ARGV[6])
-redis.call('PUBLISH', ARGV[7], epoch .. '-' .. id .. '\n' .. ARGV[2])
+redis.call(ARGV[8] == 'sharded' and 'SPUBLISH' or 'PUBLISH', ARGV[7], epoch .. '-' .. id .. '\n' .. ARGV[2])
 return { epoch, id, last or '' }

@@ -11,13 +11,14 @@
  * direct-pairs.ts), members.ts, messages.ts (+ buckets.ts), reactions.ts, read-state.ts,
  * profiles.ts, idempotency.ts, settings.ts, role-overrides.ts, push-devices.ts.
  */
+import { CassandraHealth } from './health.ts';
 import cassandra from 'cassandra-driver';
 import type { CassandraStoreConfig, ChatStore } from '../types.ts';
 import { ConversationViews } from './conversation-listing.ts';
 import { CassandraConversationStore } from './conversation-store.ts';
 import { ConversationsTable } from './conversations.ts';
 import { BUCKET_SIZE } from './buckets.ts';
-import { CassandraHandle, type CqlClient } from './cql.ts';
+import { CassandraHandle, type CqlClient, type StatementCounts } from './cql.ts';
 import { DirectPairsTable } from './direct-pairs.ts';
 import { CassandraIdempotencyStore } from './idempotency.ts';
 import { CassandraMemberStore } from './member-store.ts';
@@ -31,10 +32,15 @@ import { CassandraReactionStore, ReactionsTable } from './reactions.ts';
 import { CassandraReadStateStore, ReadStateTable } from './read-state.ts';
 import { CassandraRoleOverrideStore } from './role-overrides.ts';
 import { CassandraSettingsStore } from './settings.ts';
+import { SeqLeases, type SeqRangeOptions } from './seq-leases.ts';
 
 export interface CassandraOpenOptions {
   /** Seqs per message partition; only tests change it (it is part of the data format). */
   bucketSize?: number;
+  /** Sizes of the seq ranges an owner takes (seq-leases.ts); tests shrink them to cross ranges often. */
+  seqRanges?: SeqRangeOptions;
+  /** Tests: wraps the connected client (to hold or fail requests of a real server). */
+  wrapClient?: (client: CqlClient) => CqlClient;
 }
 
 function clientOptions(config: CassandraStoreConfig, keyspace?: string): cassandra.ClientOptions {
@@ -77,7 +83,11 @@ export class CassandraChatStore implements ChatStore {
   readonly settings: CassandraSettingsStore;
   readonly roleOverrides: CassandraRoleOverrideStore;
   readonly pushDevices: CassandraPushDeviceStore;
+  /** The seq ranges this store holds (seq-leases.ts). */
+  readonly leases: SeqLeases;
   private readonly handle: CassandraHandle;
+  /** The driver client's health, for metrics; set by `open` (a recording client has none). */
+  driverHealth: CassandraHealth | null = null;
 
   /** Wires the stores over a connected client (the statement tests pass a recording one). */
   constructor(client: CqlClient, options: CassandraOpenOptions = {}) {
@@ -91,9 +101,10 @@ export class CassandraChatStore implements ChatStore {
     const readState = new ReadStateTable(h, messages);
     this.profiles = new CassandraProfileStore(h);
     const views = new ConversationViews(h, conversations, members, readState, this.profiles);
-    this.conversations = new CassandraConversationStore(h, conversations, members, new DirectPairsTable(h), readState, views);
+    const leases = (this.leases = new SeqLeases(conversations, options.seqRanges));
+    this.conversations = new CassandraConversationStore(h, conversations, members, new DirectPairsTable(h), readState, views, leases);
     this.members = new CassandraMemberStore(h, conversations, members, readState, this.profiles);
-    this.messages = new CassandraMessageStore(h, conversations, messages, reactions, this.profiles);
+    this.messages = new CassandraMessageStore(h, conversations, messages, reactions, this.profiles, leases);
     this.reactions = new CassandraReactionStore(h, conversations, messages, reactions);
     this.readState = new CassandraReadStateStore(h, conversations, readState);
     this.idempotency = new CassandraIdempotencyStore(h);
@@ -116,12 +127,20 @@ export class CassandraChatStore implements ChatStore {
     const client = new cassandra.Client(clientOptions(config, config.keyspace));
     try {
       await client.connect();
-      await applySchema(client);
+      await applySchema(client, config.keyspace);
     } catch (error) {
       await client.shutdown();
       throw error;
     }
-    return new CassandraChatStore(client, options);
+    const store = new CassandraChatStore(options.wrapClient ? options.wrapClient(client) : client, options);
+    const health = (store.driverHealth = new CassandraHealth(client));
+    store.handle.replicaDown = () => health.downIn(config.localDataCenter);
+    return store;
+  }
+
+  /** Statements run since opening, by kind (benchmarks, tests: how many Paxos rounds a send costs). */
+  statementCounts(): StatementCounts {
+    return Object.assign({}, this.handle.counts);
   }
 
   /** Waits for the operations in flight (their callers get their answers), then disconnects. */

@@ -14,12 +14,13 @@ import { conversationPosition, pageLimit, timestampOrNow, type ConversationPosit
 import type { ConversationGate, ConversationPatch, ConversationRef, ConversationStore, ConversationWrite, CreateConversationInput, ListConversationsQuery } from '../types-conversations.ts';
 import { ACTIVITY_CQL, indexRows, isPublicChannel, tenantRow, unindexRows, untenantRow, type Mutation } from './activity.ts';
 import type { ConversationViews } from './conversation-listing.ts';
-import { classify, CONVERSATIONS_CQL, publicRecord, type ConversationRow, type ConversationsTable } from './conversations.ts';
+import { classify, CONVERSATIONS_CQL, newRow, publicRecord, type ConversationRow, type ConversationsTable } from './conversations.ts';
 import { casLoop, RETRY, UNSET, type CassandraHandle } from './cql.ts';
 import type { DirectPairsTable } from './direct-pairs.ts';
 import { activateRows, unlistRows, type MembersTable } from './members.ts';
 import type { ReadStateTable } from './read-state.ts';
 import { str, ts } from './rows.ts';
+import type { SeqLeases } from './seq-leases.ts';
 import { checkEpoch, checkPreview } from './validate.ts';
 import { checkConversationType, checkCreate, conversationDetail, gistOf, newConversationRecord } from '../inputs.ts';
 
@@ -36,6 +37,7 @@ export class CassandraConversationStore implements ConversationStore {
     private readonly pairs: DirectPairsTable,
     private readonly readState: ReadStateTable,
     private readonly views: ConversationViews,
+    private readonly leases: SeqLeases,
   ) {}
 
   /** Two single-partition reads in parallel: the conversation row and the member row. */
@@ -55,7 +57,7 @@ export class CassandraConversationStore implements ConversationStore {
         const other = await this.takePair(input, users[0]!, users[1]!);
         if (other) return { conversation: publicRecord(other), created: false };
       }
-      const row: ConversationRow = { pending_message_id: null, ...newConversationRecord(input, epoch, at) };
+      const row: ConversationRow = newRow(newConversationRecord(input, epoch, at));
       const derived: Mutation[] = [...indexRows(row, at), tenantRow(row)];
       for (const m of input.members) {
         derived.push(...activateRows(row, { conversation_id: row.conversation_id, status: 'ACTIVE', joined_at: at, updated_at: at, ...m }, null));
@@ -67,11 +69,18 @@ export class CassandraConversationStore implements ConversationStore {
     });
   }
 
+  /** The next epoch and the first seq range in one LWT (seq-leases.ts). */
   async claim(ref: ConversationRef): Promise<ConversationRecord | null> {
     return this.h.serial(ref.conversation_id, async () => {
-      const row = await this.table.claim(ref);
+      const row = await this.leases.claim(ref);
       return row ? publicRecord(row) : null;
     });
+  }
+
+  /** Hands back the seqs the holder of `epoch` never used (one LWT), after its appends settled. */
+  async release(input: ConversationWrite): Promise<void> {
+    checkEpoch(input.epoch);
+    return this.h.serial(input.conversation_id, () => this.leases.release(input.conversation_id, input.epoch));
   }
 
   async update(input: ConversationWrite & { patch: ConversationPatch }): Promise<ConversationRecord | null> {

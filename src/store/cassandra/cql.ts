@@ -15,7 +15,7 @@
  * each bound statement, and the TokenAwarePolicy sends it straight to a replica.
  */
 import cassandra from 'cassandra-driver';
-import { StoreClosedError } from '../errors.ts';
+import { StoreClosedError, StoreUnavailableError } from '../errors.ts';
 
 const { consistencies } = cassandra.types;
 
@@ -60,15 +60,32 @@ export function optionsFor(stmt: Cql): QueryOptions {
       { prepare: true, consistency: consistencies.localQuorum, isIdempotent: true };
 }
 
+/** Statements run so far, by kind (a logged batch counts once): what a send costs the cluster. */
+export interface StatementCounts {
+  plain: number;
+  lwt: number;
+  batches: number;
+  /** Of the batches, those sent unlogged (a replica was down). */
+  unlogged: number;
+}
+
 export class CassandraHandle {
+  readonly counts: StatementCounts = { plain: 0, lwt: 0, batches: 0, unlogged: 0 };
+  /** Whether the driver knows a host of the local data center down; set by the store's open(). */
+  replicaDown: () => boolean = () => false;
+  private degradedUntil = 0;
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly lanes = new Map<string, Lane>();
 
   constructor(readonly client: CqlClient) {}
 
   async rows(stmt: Cql, params: unknown[]): Promise<readonly Row[]> {
-    return (await this.client.execute(stmt.cql, params, optionsFor(stmt))).rows;
+    try {
+      return await this.exec(stmt, params);
+    } catch (error) {
+      throw storeError(error);
+    }
   }
 
   async row(stmt: Cql, params: unknown[]): Promise<Row | null> {
@@ -81,19 +98,28 @@ export class CassandraHandle {
    */
   async lwt(stmt: Cql, params: unknown[]): Promise<{ applied: boolean; current: Row }> {
     if (!stmt.lwt) throw new Error(`not a lightweight transaction: ${stmt.cql}`);
+    const started = Date.now();
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const current = (await this.rows(stmt, params))[0] ?? {};
+        const current = (await this.exec(stmt, params))[0] ?? {};
         return { applied: current['[applied]'] === true, current };
       } catch (error) {
-        if (attempt >= LWT_ATTEMPTS || !isCasTimeout(error)) throw error;
         // Paxos contention (many proposers on one partition: concurrent creates of one DIRECT
         // pair, concurrent claims of one idempotency key). The outcome is unknown, and every LWT
         // of this driver can be re-run: its conditions then answer the state the first attempt
-        // left (callers re-classify). Jittered backoff so the proposers stop colliding.
+        // left (callers re-classify). Jittered backoff so the proposers stop colliding. Not past
+        // LWT_RETRY_MS: replicas that stopped answering time out the same way, and the caller
+        // must get its 503 soon, not after several server timeouts.
+        if (attempt >= LWT_ATTEMPTS || !isCasTimeout(error) || Date.now() - started > LWT_RETRY_MS) throw storeError(error);
         await new Promise((resolve) => setTimeout(resolve, attempt * (5 + Math.random() * 45)));
       }
     }
+  }
+
+  private async exec(stmt: Cql, params: unknown[]): Promise<readonly Row[]> {
+    if (stmt.lwt) this.counts.lwt += 1;
+    else this.counts.plain += 1;
+    return (await this.client.execute(stmt.cql, params, optionsFor(stmt))).rows;
   }
 
   /**
@@ -101,6 +127,16 @@ export class CassandraHandle {
    * eventually applied, even if the coordinator dies, so derived rows (listings, indexes) never
    * stay half-updated. Not for LWTs (those must be single-partition) and not a transaction:
    * readers may see part of it for a moment.
+   *
+   * While a replica is down (the driver lost every connection to a host of the local data
+   * center, or a batchlog write just failed), batches go unlogged: a coordinator writes the
+   * batchlog to two other nodes chosen among those its failure detector still thinks alive, so
+   * on a ring of three every logged batch waits for the dead node and times out until it is
+   * convicted (~20 s with phi_convict_threshold 8; docs/storage.md "When a replica dies"). An
+   * unlogged batch writes each partition at LOCAL_QUORUM, which two replicas of three answer.
+   * A logged batch refused at its batchlog is sent again unlogged at once. The batchlog entry one
+   * node may have kept is replayed later with the first attempt's (older) write time: the same
+   * cells, which lose to the retry's and to any later change.
    */
   async batch(items: ReadonlyArray<readonly [Cql, unknown[]]>): Promise<void> {
     if (items.length === 0) return;
@@ -114,11 +150,30 @@ export class CassandraHandle {
     // (the members of a big new conversation) goes as several, each still all-or-nothing. Their
     // writers commit last through the conversation row, so a partial set stays invisible.
     for (let i = 0; i < items.length; i += MAX_BATCH) {
-      await this.client.batch(
-        items.slice(i, i + MAX_BATCH).map(([s, params]) => ({ query: s.cql, params })),
-        { prepare: true, consistency: consistencies.localQuorum, isIdempotent: true, logged: true },
-      );
+      const queries = items.slice(i, i + MAX_BATCH).map(([s, params]) => ({ query: s.cql, params }));
+      const send = (logged: boolean): Promise<unknown> => {
+        this.counts.batches += 1;
+        if (!logged) this.counts.unlogged += 1;
+        return this.client.batch(queries, { prepare: true, consistency: consistencies.localQuorum, isIdempotent: true, logged });
+      };
+      try {
+        const logged = !this.degraded();
+        try {
+          await send(logged);
+        } catch (error) {
+          if (!logged || !isBatchlogFailure(error)) throw error;
+          this.degradedUntil = Date.now() + DEGRADED_MS;
+          await send(false);
+        }
+      } catch (error) {
+        throw storeError(error);
+      }
     }
+  }
+
+  /** Whether batches go unlogged now (see batch()). */
+  degraded(): boolean {
+    return Date.now() < this.degradedUntil || this.replicaDown();
   }
 
   /** Any store operation: refused after close(), awaited by close(). */
@@ -133,24 +188,52 @@ export class CassandraHandle {
 
   /**
    * A write that must apply in call order with the other writes of `key` (a conversation, a
-   * tenant's settings...): it starts once the previous one settled. Cassandra gives no order
-   * between concurrent requests, so this queue is what keeps "unawaited writes of one caller
-   * apply in call order"; fencing and LWTs keep order between processes.
+   * tenant's settings...): it starts once every earlier write of `key` settled. Cassandra gives
+   * no order between concurrent requests, so this queue is what keeps "unawaited writes of one
+   * caller apply in call order"; fencing and LWTs keep order between processes.
    */
   serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
     return this.op(() => {
-      const previous = this.tails.get(key) ?? Promise.resolve();
-      const run = previous.then(fn, fn);
-      const tail = run.then(
-        () => undefined,
-        () => undefined,
-      );
-      this.tails.set(key, tail);
-      void tail.then(() => {
-        if (this.tails.get(key) === tail) this.tails.delete(key);
-      });
+      const lane = this.lane(key);
+      const run = lane.settled.then(fn, fn);
+      lane.admitted = lane.settled = this.track(key, lane, settle(run));
       return run;
     });
+  }
+
+  /**
+   * A write of `key` that may overlap with the next ones of its kind (appends): `admit` runs in
+   * call order, once the previous pipelined write of `key` was admitted and every earlier serial
+   * one settled; `rest` then runs while later pipelined writes are admitted; a later serial write
+   * waits for `rest` too. So admissions (seq checks, range reservations) are ordered, the writes
+   * themselves overlap, and every other write still sees them all applied.
+   */
+  pipelined<A, T>(key: string, admit: () => Promise<A>, rest: (admitted: A) => Promise<T>): Promise<T> {
+    return this.op(() => {
+      const lane = this.lane(key);
+      const admission = lane.admitted.then(admit);
+      const run = admission.then(rest);
+      lane.admitted = settle(admission);
+      lane.settled = this.track(key, lane, Promise.all([lane.settled, settle(run)]).then(noop));
+      return run;
+    });
+  }
+
+  private lane(key: string): Lane {
+    let lane = this.lanes.get(key);
+    if (lane === undefined) {
+      lane = { admitted: Promise.resolve(), settled: Promise.resolve() };
+      this.lanes.set(key, lane);
+    }
+    return lane;
+  }
+
+  /** Forgets the lane once `settled` is its last write and it settled. */
+  private track(key: string, lane: Lane, settled: Promise<void>): Promise<void> {
+    void settled.then(() => {
+      if (lane.settled === settled && this.lanes.get(key) === lane) this.lanes.delete(key);
+    });
+    return settled;
   }
 
   /** Refuses new work, waits for what is running, then closes the connections. */
@@ -173,10 +256,66 @@ export async function casLoop<T>(what: string, step: () => Promise<T | typeof RE
 
 export const RETRY: unique symbol = Symbol('retry');
 
+/** Where a key's writes stand: the next pipelined write may be admitted / everything settled. */
+interface Lane {
+  admitted: Promise<void>;
+  settled: Promise<void>;
+}
+
+const noop = (): void => {};
+const settle = (p: Promise<unknown>): Promise<void> => p.then(noop, noop);
+
+/** How long batches stay unlogged after a batchlog write failed (the failure detector's conviction is ~20 s). */
+const DEGRADED_MS = 30_000;
+
+/**
+ * A logged batch refused at its batchlog, before any of its statements was sent: a write timeout
+ * of type BATCH_LOG, or too few live batchlog endpoints (consistency ONE or TWO, the batchlog's;
+ * our own statements run at LOCAL_QUORUM).
+ */
+export function isBatchlogFailure(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { code?: unknown; writeType?: unknown; consistencies?: unknown };
+  if (e.code === WRITE_TIMEOUT) return e.writeType === 'BATCH_LOG';
+  return e.code === CODES.unavailableException && (e.consistencies === consistencies.one || e.consistencies === consistencies.two);
+}
+
 const LWT_ATTEMPTS = 4;
+/** No new attempt of a timed-out LWT once this long has passed since the first one started. */
+const LWT_RETRY_MS = 2500;
 const MAX_BATCH = 64;
 /** Protocol error code of a write timeout (cassandra.types.responseErrorCodes.writeTimeout). */
 const WRITE_TIMEOUT = 0x1100;
+
+const { responseErrorCodes: CODES } = cassandra.types;
+/**
+ * Server answers that mean "not now": too few replicas, timeouts, overload, a joining node, and a
+ * replica that failed the request (read/write failure: a node dying or restarting, its schema not
+ * caught up yet; seen in the replication-fault tests as a 500 right after a node died).
+ */
+const UNAVAILABLE_CODES = new Set<number>([CODES.unavailableException, CODES.overloaded, CODES.isBootstrapping, CODES.writeTimeout, CODES.readTimeout, CODES.readFailure, CODES.writeFailure]);
+
+/**
+ * The driver's error as the store reports it: StoreUnavailableError (retryable, a 503 at the API)
+ * when the cluster could not serve the request at our consistency now: no host reachable, the
+ * client's own timeout, a connection that broke under the request, or one of UNAVAILABLE_CODES.
+ * Anything else (a bad statement, a bug) stays what it is and becomes a 500.
+ */
+export function storeError(error: unknown): unknown {
+  const { NoHostAvailableError, OperationTimedOutError, BusyConnectionError, ResponseError, DriverError } = cassandra.errors;
+  const unavailable =
+    error instanceof NoHostAvailableError ||
+    error instanceof OperationTimedOutError ||
+    error instanceof BusyConnectionError ||
+    // The connection to the coordinator broke with the request on it (the node died): the driver
+    // retries only idempotent statements elsewhere, so an LWT or a batch surfaces this.
+    (error instanceof DriverError && (error as { isSocketError?: unknown }).isSocketError === true) ||
+    (error instanceof ResponseError && UNAVAILABLE_CODES.has(error.code)) ||
+    // A host whose connections all closed a moment ago (it died) and that the driver still tries
+    // (re-preparing a statement there): cassandra-driver throws a plain Error for it.
+    (error instanceof Error && error.message === 'No connection available');
+  return unavailable ? new StoreUnavailableError((error as Error).message, { cause: error }) : error;
+}
 
 /** A Paxos round that timed out (contention or a slow replica): the write may or may not apply. */
 export function isCasTimeout(error: unknown): boolean {

@@ -7,53 +7,54 @@
  * claim expires after a minute, long before its TTL.
  *
  * claim is INSERT IF NOT EXISTS: of concurrent claims exactly one is applied; the others are
- * answered the winner's row by the same round trip. Taking over an expired record or an abandoned
- * claim is a compare-and-set on its created_at, so two requests cannot both take it over.
+ * answered the winner's row by the same round trip. Replacing an expired record is a
+ * compare-and-set on its created_at; taking over a pending claim of a dead process is a
+ * compare-and-set on its owner (created_at kept), so two requests cannot both take either over.
+ * complete and release are compare-and-sets on the owner: a claim taken over is no longer its old
+ * owner's to finish. A released claim stays, ownerless, for the next claim to take over.
  */
 import type { IdempotencyRecord } from '../records.ts';
+import { StoreClosedError } from '../errors.ts';
 import { timestampOrNow } from '../positions.ts';
-import { IDEMPOTENCY_PENDING_TTL_MS, IDEMPOTENCY_TTL_MS, type IdempotencyKey, type IdempotencyStore } from '../types-tenant.ts';
+import { checkKey, checkOwner, claimAction, isLive, minus } from '../idempotency-rules.ts';
+import { IDEMPOTENCY_TTL_MS, type ClaimOwner, type IdempotencyKey, type IdempotencyStore } from '../types-tenant.ts';
 import { casLoop, cql, RETRY, type CassandraHandle, type Row } from './cql.ts';
 import { numOrNull, str, strOrNull, time, timeOrNull, ts } from './rows.ts';
 
 const KEY = 'principal_key = ? AND idempotency_key = ? AND method_route = ?';
-const COLUMNS = 'principal_key, idempotency_key, method_route, request_hash, response_status, response_body, created_at';
+const COLUMNS = 'principal_key, idempotency_key, method_route, request_hash, response_status, response_body, created_at, owner';
 /** Seconds a record's rows live: 24 h answered plus 2 h margin. */
 export const IDEMPOTENCY_TTL_SECONDS = 26 * 60 * 60;
 /** How far before the cutoff sweep() looks: older rows are gone by TTL already. */
 const SWEEP_HOURS = 48;
 const HOUR_MS = 60 * 60 * 1000;
+/** Delays between attempts to let go of a claim whose outcome is unknown. */
+const ABANDON_RETRY_MS = [200, 1000, 2000, 4000, 8000];
 
 export const IDEMPOTENCY_CQL = {
   get: cql(`SELECT ${COLUMNS} FROM idempotency_keys WHERE ${KEY}`),
-  claim: cql(`INSERT INTO idempotency_keys (principal_key, idempotency_key, method_route, request_hash, created_at) VALUES (?, ?, ?, ?, ?)
+  claim: cql(`INSERT INTO idempotency_keys (principal_key, idempotency_key, method_route, request_hash, created_at, owner) VALUES (?, ?, ?, ?, ?, ?)
     IF NOT EXISTS USING TTL ?`),
-  takeOver: cql(`UPDATE idempotency_keys USING TTL ? SET request_hash = ?, response_status = null, response_body = null, created_at = ?
+  renew: cql(`UPDATE idempotency_keys USING TTL ? SET request_hash = ?, response_status = null, response_body = null, created_at = ?, owner = ?
     WHERE ${KEY} IF created_at = ?`),
-  complete: cql(`UPDATE idempotency_keys USING TTL ? SET response_status = ?, response_body = ? WHERE ${KEY} IF response_status = null AND created_at = ?`),
-  release: cql(`DELETE FROM idempotency_keys WHERE ${KEY} IF response_status = null AND created_at = ?`),
+  takeOver: cql(`UPDATE idempotency_keys USING TTL ? SET owner = ? WHERE ${KEY} IF owner = ? AND response_status = null AND created_at = ?`),
+  complete: cql(`UPDATE idempotency_keys USING TTL ? SET response_status = ?, response_body = ? WHERE ${KEY} IF response_status = null AND owner = ?`),
+  release: cql(`UPDATE idempotency_keys SET owner = null WHERE ${KEY} IF response_status = null AND owner = ?`),
+  /** Lets go of a claim this owner may have made (or taken over) at created_at, whose answer was lost. */
+  abandon: cql(`UPDATE idempotency_keys SET owner = null WHERE ${KEY} IF response_status = null AND owner = ? AND created_at = ?`),
   expire: cql(`DELETE FROM idempotency_keys WHERE ${KEY} IF created_at = ?`),
   hourInsert: cql('INSERT INTO idempotency_by_hour (hour, created_at, principal_key, idempotency_key, method_route) VALUES (?, ?, ?, ?, ?) USING TTL ?'),
   hourSlice: cql('SELECT created_at, principal_key, idempotency_key, method_route FROM idempotency_by_hour WHERE hour = ? AND created_at < ?'),
   hourDelete: cql(`DELETE FROM idempotency_by_hour WHERE hour = ? AND created_at = ? AND ${KEY}`),
 };
 
-function minus(at: string, ms: number): string {
-  return new Date(Date.parse(at) - ms).toISOString();
-}
-
 export function hourOf(iso: string): Date {
   return new Date(Math.floor(Date.parse(iso) / HOUR_MS) * HOUR_MS);
 }
 
-function isLive(row: IdempotencyRecord, at: string): boolean {
-  const ttl = row.response_status === null ? IDEMPOTENCY_PENDING_TTL_MS : IDEMPOTENCY_TTL_MS;
-  return row.created_at > minus(at, ttl);
-}
-
 function pickKey(key: IdempotencyKey): string[] {
-  if (!key.principal_key || !key.idempotency_key || !key.method_route) throw new RangeError('idempotency key fields must be non-empty');
-  return [key.principal_key, key.idempotency_key, key.method_route];
+  const k = checkKey(key);
+  return [k.principal_key, k.idempotency_key, k.method_route];
 }
 
 /** A stored row, or null when absent or partly expired by TTL. */
@@ -67,49 +68,74 @@ function toRecord(row: Row | null): IdempotencyRecord | null {
     response_status: numOrNull(row, 'response_status'),
     response_body: strOrNull(row, 'response_body'),
     created_at: time(row, 'created_at'),
+    owner: strOrNull(row, 'owner'),
   };
 }
 
 export class CassandraIdempotencyStore implements IdempotencyStore {
   constructor(private readonly h: CassandraHandle) {}
 
-  async claim(key: IdempotencyKey, request_hash: string, at?: string): ReturnType<IdempotencyStore['claim']> {
+  async claim(key: IdempotencyKey, request_hash: string, by: ClaimOwner, at?: string): ReturnType<IdempotencyStore['claim']> {
     const k = pickKey(key);
+    const { owner, live } = checkOwner(by);
     const when = timestampOrNow(at);
-    return this.h.op(() =>
-      casLoop('idempotency.claim', async () => {
-        const first = await this.h.lwt(IDEMPOTENCY_CQL.claim, [...k, request_hash, ts(when), IDEMPOTENCY_TTL_SECONDS]);
-        if (!first.applied) {
+    // The created_at a claim in flight writes (its own time, or the time of the claim it takes
+    // over): an LWT whose answer is lost may have applied, leaving the key claimed by this live
+    // process with nobody to finish it, and every retry answered idempotency_in_progress until the
+    // pending bound (a minute). So a claim that fails lets go of it in the background.
+    let writing: string | null = null;
+    return this.h.op(async () => {
+      try {
+        return await casLoop('idempotency.claim', async () => {
+          writing = when;
+          const first = await this.h.lwt(IDEMPOTENCY_CQL.claim, [...k, request_hash, ts(when), owner, IDEMPOTENCY_TTL_SECONDS]);
+          writing = null;
+          if (first.applied) return this.indexed(k, when);
+          // The insert answered the stored row (null when partly expired by TTL: created_at gone).
           const row = toRecord(first.current);
-          if (row && isLive(row, when)) return { claimed: false as const, record: row };
-          // An expired record, a claim abandoned by a request that died, or a row partly expired
-          // by TTL (created_at gone, null): take it over in place, compare-and-set on created_at.
-          const taken = await this.h.lwt(IDEMPOTENCY_CQL.takeOver, [IDEMPOTENCY_TTL_SECONDS, request_hash, ts(when), ...k, row ? ts(row.created_at) : null]);
-          if (!taken.applied) return RETRY;
-        }
-        await this.h.rows(IDEMPOTENCY_CQL.hourInsert, [hourOf(when), ts(when), ...k, IDEMPOTENCY_TTL_SECONDS]);
-        return { claimed: true as const };
-      }),
-    );
+          const action = claimAction(row, request_hash, { owner, live }, when);
+          if (action === 'answer') return { claimed: false as const, record: row as IdempotencyRecord };
+          if (action === 'take-over') {
+            const { created_at } = row as IdempotencyRecord;
+            writing = created_at;
+            const taken = await this.h.lwt(IDEMPOTENCY_CQL.takeOver, [IDEMPOTENCY_TTL_SECONDS, owner, ...k, (row as IdempotencyRecord).owner, ts(created_at)]);
+            writing = null;
+            return taken.applied ? { claimed: true as const, created_at } : RETRY;
+          }
+          writing = when;
+          const renewed = await this.h.lwt(IDEMPOTENCY_CQL.renew, [IDEMPOTENCY_TTL_SECONDS, request_hash, ts(when), owner, ...k, row ? ts(row.created_at) : null]);
+          writing = null;
+          return renewed.applied ? this.indexed(k, when) : RETRY;
+        });
+      } catch (error) {
+        if (writing !== null) this.abandonLater(k, owner, writing);
+        throw error;
+      }
+    });
   }
 
-  async complete(key: IdempotencyKey, response_status: number, response_body: string | null): Promise<boolean> {
+  /** Releases a claim whose LWT answered no outcome, if it applied: a few attempts over ~15 s. */
+  private abandonLater(k: string[], owner: string, created_at: string, attempt = 0): void {
+    const delay = ABANDON_RETRY_MS[attempt];
+    if (delay === undefined) return; // the pending bound takes over
+    setTimeout(() => {
+      this.h
+        .op(() => this.h.lwt(IDEMPOTENCY_CQL.abandon, [...k, owner, ts(created_at)]))
+        .catch((error: unknown) => {
+          if (!(error instanceof StoreClosedError)) this.abandonLater(k, owner, created_at, attempt + 1);
+        });
+    }, delay).unref();
+  }
+
+  async complete(key: IdempotencyKey, owner: string, response_status: number, response_body: string | null): Promise<boolean> {
     const k = pickKey(key);
     if (!Number.isInteger(response_status)) throw new RangeError('response_status must be an integer');
-    return this.h.op(async () => {
-      const row = toRecord(await this.h.row(IDEMPOTENCY_CQL.get, k));
-      if (!row || row.response_status !== null) return false;
-      const done = await this.h.lwt(IDEMPOTENCY_CQL.complete, [IDEMPOTENCY_TTL_SECONDS, response_status, response_body, ...k, ts(row.created_at)]);
-      return done.applied;
-    });
+    return this.h.op(async () => (await this.h.lwt(IDEMPOTENCY_CQL.complete, [IDEMPOTENCY_TTL_SECONDS, response_status, response_body, ...k, owner])).applied);
   }
 
-  async release(key: IdempotencyKey): Promise<void> {
+  async release(key: IdempotencyKey, owner: string): Promise<void> {
     const k = pickKey(key);
-    return this.h.op(async () => {
-      const row = toRecord(await this.h.row(IDEMPOTENCY_CQL.get, k));
-      if (row && row.response_status === null) await this.h.lwt(IDEMPOTENCY_CQL.release, [...k, ts(row.created_at)]);
-    });
+    return this.h.op(async () => void (await this.h.lwt(IDEMPOTENCY_CQL.release, [...k, owner])));
   }
 
   async get(key: IdempotencyKey, at?: string): Promise<IdempotencyRecord | null> {
@@ -137,5 +163,11 @@ export class CassandraIdempotencyStore implements IdempotencyStore {
       }
       return total;
     });
+  }
+
+  /** A record created at `when`: entered in sweep()'s work list of its hour. */
+  private async indexed(k: string[], when: string): Promise<{ claimed: true; created_at: string }> {
+    await this.h.rows(IDEMPOTENCY_CQL.hourInsert, [hourOf(when), ts(when), ...k, IDEMPOTENCY_TTL_SECONDS]);
+    return { claimed: true, created_at: when };
   }
 }

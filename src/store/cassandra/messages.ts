@@ -4,10 +4,11 @@
  * `messages_by_tenant_day` + `message_days_by_tenant`. An append writes all four in one logged
  * batch after its seq was reserved (conversations.ts).
  */
+import cassandra from 'cassandra-driver';
 import type { Attachment, MessageRecord, MessageStatus, MessageType } from '../records.ts';
 import type { Mutation } from './activity.ts';
 import { bucketOf, newestFirstSlices, oldestFirstSlices } from './buckets.ts';
-import { cql, type CassandraHandle, type Row } from './cql.ts';
+import { cql, UNSET, type CassandraHandle, type Row } from './cql.ts';
 import { dayOf, num, parseJsonColumn, str, strOrNull, time, timeOrNull, ts } from './rows.ts';
 
 const COLUMNS = [
@@ -27,16 +28,56 @@ export const MESSAGES_CQL = {
   tombstone: cql(`UPDATE messages_by_conversation SET body = '', attachments = '[]', mentioned_user_ids = '[]', status = 'DELETED',
     deleted_at = ?, updated_at = ? WHERE ${ROW}`),
   delete: cql(`DELETE FROM messages_by_conversation WHERE ${ROW}`),
-  byId: cql('SELECT conversation_id, seq FROM message_by_id WHERE message_id = ?'),
+  byId: cql('SELECT conversation_id, seq, created_at FROM message_by_id WHERE message_id = ?'),
   byIdInsert: cql('INSERT INTO message_by_id (message_id, conversation_id, seq) VALUES (?, ?, ?)'),
   byIdDelete: cql('DELETE FROM message_by_id WHERE message_id = ?'),
+  /**
+   * Binds an id sent under an Idempotency-Key to its seq and created_at before its rows are
+   * written; not applied, it answers the binding an earlier try made (message-store.ts).
+   */
+  bind: cql('INSERT INTO message_by_id (message_id, conversation_id, seq, created_at) VALUES (?, ?, ?, ?) IF NOT EXISTS'),
+  /**
+   * The rows of a bound message, written at a timestamp derived from its created_at: every try
+   * of the send writes identical cells at the identical timestamp, so a first try's batch landing
+   * after its retry's changes nothing, and a later edit or delete (a newer timestamp) still wins.
+   */
+  insertAt: cql(`INSERT INTO messages_by_conversation (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')}) USING TIMESTAMP ?`),
+  dayInsertAt: cql('INSERT INTO messages_by_tenant_day (tenant_id, day, created_at, message_id, conversation_id, seq) VALUES (?, ?, ?, ?, ?, ?) USING TIMESTAMP ?'),
+  daysInsertAt: cql('INSERT INTO message_days_by_tenant (tenant_id, day) VALUES (?, ?) USING TIMESTAMP ?'),
   dayInsert: cql('INSERT INTO messages_by_tenant_day (tenant_id, day, created_at, message_id, conversation_id, seq) VALUES (?, ?, ?, ?, ?, ?)'),
   dayDelete: cql('DELETE FROM messages_by_tenant_day WHERE tenant_id = ? AND day = ? AND created_at = ? AND message_id = ?'),
   daySlice: cql('SELECT created_at, message_id, conversation_id, seq FROM messages_by_tenant_day WHERE tenant_id = ? AND day = ? AND created_at < ? LIMIT ?'),
+  /**
+   * The next slice of a day's entries: after the last one taken (its whole key: entries may share
+   * created_at). A pass deletes each slice's entries before reading on; starting the next slice
+   * at the day's beginning would scan their tombstones again, B, 2B, 3B... per slice.
+   */
+  daySliceAfter: cql(`SELECT created_at, message_id, conversation_id, seq FROM messages_by_tenant_day
+    WHERE tenant_id = ? AND day = ? AND (created_at, message_id) > (?, ?) AND (created_at) < (?) LIMIT ?`),
   daysInsert: cql('INSERT INTO message_days_by_tenant (tenant_id, day) VALUES (?, ?)'),
   days: cql('SELECT day FROM message_days_by_tenant WHERE tenant_id = ? AND day <= ?'),
   daysDelete: cql('DELETE FROM message_days_by_tenant WHERE tenant_id = ? AND day = ?'),
 };
+
+/** Where an id sent under an Idempotency-Key was bound, and when (MESSAGES_CQL.bind). */
+export interface Binding {
+  conversation_id: string;
+  seq: number;
+  created_at: string | null;
+}
+
+/** The write timestamp (µs) of a bound message's rows: its created_at, the same in every try. */
+export function boundTimestamp(created_at: string): cassandra.types.Long {
+  return cassandra.types.Long.fromNumber(Date.parse(created_at) * 1000);
+}
+
+/** A retention work-list entry: which message, where it lives, and its key in the day's partition. */
+export interface ExpiringEntry {
+  created_at: string;
+  message_id: string;
+  conversation_id: string;
+  seq: number;
+}
 
 export function toMessage(row: Row): MessageRecord {
   return {
@@ -67,7 +108,8 @@ export class MessagesTable {
   ) {}
 
   /** The four writes of a new message. */
-  insertRows(m: MessageRecord): Mutation[] {
+  /** The rows of a new message; `bound`: an id bound with bind(), its rows at its own timestamp. */
+  insertRows(m: MessageRecord, bound = false): Mutation[] {
     const bucket = bucketOf(m.seq, this.bucketSize);
     const values: Record<(typeof COLUMNS)[number], unknown> = Object.assign({}, m, {
       bucket,
@@ -78,18 +120,42 @@ export class MessagesTable {
       created_at: ts(m.created_at),
       updated_at: ts(m.updated_at),
     });
+    // A null bound in an INSERT writes a tombstone cell: four per message (sender_client_id or
+    // sender_user_id, reply_to_message_id, edited_at, deleted_at), which every history read then
+    // scans (measured: 204 tombstone cells for 4 pages of 51 rows). An unset column writes nothing.
+    const row = COLUMNS.map((c) => (values[c] === null ? UNSET : values[c]));
+    if (bound) {
+      const at = boundTimestamp(m.created_at);
+      return [
+        // message_by_id holds the binding already (bind(), the LWT).
+        [MESSAGES_CQL.insertAt, [...row, at]],
+        [MESSAGES_CQL.dayInsertAt, [m.tenant_id, dayOf(m.created_at), ts(m.created_at), m.message_id, m.conversation_id, m.seq, at]],
+        [MESSAGES_CQL.daysInsertAt, [m.tenant_id, dayOf(m.created_at), at]],
+      ];
+    }
     return [
-      [MESSAGES_CQL.insert, COLUMNS.map((c) => values[c])],
+      [MESSAGES_CQL.insert, row],
       [MESSAGES_CQL.byIdInsert, [m.message_id, m.conversation_id, m.seq]],
       [MESSAGES_CQL.dayInsert, [m.tenant_id, dayOf(m.created_at), ts(m.created_at), m.message_id, m.conversation_id, m.seq]],
       [MESSAGES_CQL.daysInsert, [m.tenant_id, dayOf(m.created_at)]],
     ];
   }
 
+  /**
+   * Binds `message_id` to (conversation, seq, created_at) unless it is bound already (one LWT):
+   * answers the binding that holds now, this one or an earlier try's. A binding without a time
+   * (its row was written by a release before schema version 4) answers created_at null.
+   */
+  async bind(m: Pick<MessageRecord, 'message_id' | 'conversation_id' | 'seq' | 'created_at'>): Promise<Binding> {
+    const { applied, current } = await this.h.lwt(MESSAGES_CQL.bind, [m.message_id, m.conversation_id, m.seq, ts(m.created_at)]);
+    if (applied) return { conversation_id: m.conversation_id, seq: m.seq, created_at: m.created_at };
+    return { conversation_id: str(current, 'conversation_id'), seq: num(current, 'seq'), created_at: timeOrNull(current, 'created_at') };
+  }
+
   /** Where a message id lives, in any conversation. */
-  async locate(message_id: string): Promise<{ conversation_id: string; seq: number } | null> {
+  async locate(message_id: string): Promise<Binding | null> {
     const row = await this.h.row(MESSAGES_CQL.byId, [message_id]);
-    return row && row.conversation_id != null ? { conversation_id: str(row, 'conversation_id'), seq: num(row, 'seq') } : null;
+    return row && row.conversation_id != null ? { conversation_id: str(row, 'conversation_id'), seq: num(row, 'seq'), created_at: timeOrNull(row, 'created_at') } : null;
   }
 
   async bySeq(conversation_id: string, seq: number): Promise<MessageRecord | null> {
@@ -154,13 +220,16 @@ export class MessagesTable {
     return (await this.h.rows(MESSAGES_CQL.days, [tenant_id, day])).map((r) => String(r.day));
   }
 
-  async expiring(tenant_id: string, day: string, cutoff: string, n: number): Promise<Array<{ created_at: string; message_id: string; conversation_id: string; seq: number }>> {
-    const rows = await this.h.rows(MESSAGES_CQL.daySlice, [tenant_id, day, ts(cutoff), n]);
+  /** Up to `n` of the day's entries created before `cutoff`, in key order: from the day's start, or after `after`. */
+  async expiring(tenant_id: string, day: string, cutoff: string, n: number, after: ExpiringEntry | null = null): Promise<ExpiringEntry[]> {
+    const rows = after === null
+      ? await this.h.rows(MESSAGES_CQL.daySlice, [tenant_id, day, ts(cutoff), n])
+      : await this.h.rows(MESSAGES_CQL.daySliceAfter, [tenant_id, day, ts(after.created_at), after.message_id, ts(cutoff), n]);
     return rows.map((r) => ({ created_at: time(r, 'created_at'), message_id: str(r, 'message_id'), conversation_id: str(r, 'conversation_id'), seq: num(r, 'seq') }));
   }
 
   /** Really deletes a message (retention): its row, its id lookup, its retention entry. */
-  deleteRows(tenant_id: string, e: { created_at: string; message_id: string; conversation_id: string; seq: number }): Mutation[] {
+  deleteRows(tenant_id: string, e: ExpiringEntry): Mutation[] {
     return [
       [MESSAGES_CQL.delete, [e.conversation_id, bucketOf(e.seq, this.bucketSize), e.seq]],
       [MESSAGES_CQL.byIdDelete, [e.message_id]],

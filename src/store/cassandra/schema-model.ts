@@ -80,9 +80,25 @@ export function parseTable(stmt: string): TableModel {
   return table;
 }
 
+/** `ALTER TABLE t ADD [IF NOT EXISTS] (c type, ...)` (or one `c type`) applied to its table. */
+function applyAlter(tables: Map<string, TableModel>, stmt: string): void {
+  const m = /^ALTER TABLE (?:IF EXISTS )?(\w+) ADD (?:IF NOT EXISTS )?\(?(.*?)\)?$/i.exec(stmt);
+  if (!m) throw new Error(`not an ALTER TABLE ... ADD: ${stmt.slice(0, 60)}`);
+  const table = tables.get(m[1]!);
+  if (!table) throw new Error(`ALTER TABLE of an unknown table: ${m[1]}`);
+  for (const part of splitTop(m[2]!)) {
+    const [col, type] = part.split(' ');
+    table.columns.set(col!, type!);
+  }
+}
+
+/** The tables of one or more schema files' text, in order (CREATE TABLE, then ALTER TABLE ... ADD). */
 export function parseSchema(text: string): Map<string, TableModel> {
   const tables = new Map<string, TableModel>();
-  for (const s of splitStatements(text)) if (/^CREATE TABLE/i.test(s)) tables.set(parseTable(s).name, parseTable(s));
+  for (const s of splitStatements(text)) {
+    if (/^CREATE TABLE/i.test(s)) tables.set(parseTable(s).name, parseTable(s));
+    else if (/^ALTER TABLE/i.test(s)) applyAlter(tables, s);
+  }
   return tables;
 }
 

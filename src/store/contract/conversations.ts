@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe } from 'node:test';
 import { IdConflictError, StaleEpochError } from '../errors.ts';
-import { createConversation, ref, storeTest, w, type MakeStore } from './fixtures.ts';
+import { createConversation, messageInput, ref, storeTest, w, type MakeStore } from './fixtures.ts';
 
 export function conversationContract(make: MakeStore): void {
   const test = storeTest(make);
@@ -134,6 +134,18 @@ export function conversationContract(make: MakeStore): void {
       assert.equal(leased?.epoch, 7);
       await assert.rejects(kit.store.conversations.update({ ...w(conv), epoch: 6, patch: { name: 'late' } }), StaleEpochError);
       assert.equal((await kit.store.conversations.claim(ref(conv)))?.epoch, 8);
+    });
+
+    test('after a release the next claim numbers on from the last message; a stale release changes nothing', async (kit) => {
+      const conv = await createConversation(kit, ['ann']);
+      const first = (await kit.store.conversations.claim(ref(conv)))!;
+      for (const seq of [1, 2, 3]) await kit.store.messages.append(messageInput(first, seq, 'ann'));
+      await kit.store.conversations.release(w(first));
+      const second = (await kit.store.conversations.claim(ref(conv)))!;
+      assert.equal(second.last_seq, 3);
+      await kit.store.conversations.release(w(first));
+      assert.equal((await kit.store.messages.append(messageInput(second, 4, 'ann')))?.created, true);
+      assert.equal((await kit.store.conversations.get(ref(conv), { kind: 'machine' }, 0))?.last_seq, 4);
     });
 
     test('claim of a deleted or unknown conversation is null', async (kit) => {

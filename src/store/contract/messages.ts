@@ -53,6 +53,17 @@ export function messageContract(make: MakeStore): void {
       assert.deepEqual(await history(kit, conv, 10), [1]);
     });
 
+    test('an append of a retryable id (an Idempotency-Key) stored before answers it, whatever seq the retry brings', async (kit) => {
+      const conv = await createConversation(kit, ['ann']);
+      const input = messageInput(conv, 1, 'ann', { at: kit.tick(), retryable_id: true });
+      const first = await kit.store.messages.append(input);
+      assert.equal(first?.created, true);
+      const again = await kit.store.messages.append({ ...input, seq: 2, at: kit.tick() });
+      assert.equal(again?.created, false);
+      assert.deepEqual(again?.message, first?.message);
+      assert.deepEqual(await history(kit, conv, 10), [1]);
+    });
+
     test('a taken seq is SeqConflictError; a message id of another conversation IdConflictError', async (kit) => {
       const conv = await createConversation(kit, ['ann']);
       const other = await createConversation(kit, ['ann']);
@@ -152,6 +163,20 @@ export function messageContract(make: MakeStore): void {
       assert.deepEqual(await history(kit, foreign, 10), [1]);
       assert.equal((await kit.store.conversations.get(ref(conv), { kind: 'machine' }, 0))?.last_seq, 8, 'seqs are never reused');
       await assert.rejects(kit.store.messages.append(messageInput(conv, 8, 'ann')), SeqConflictError);
+    });
+
+    test('retention reads a day in batches past messages that share a time, and stops at a cutoff inside the day', async (kit) => {
+      const day = 24 * 60 * 60;
+      const conv = await createConversation(kit, ['ann'], { at: kit.at(0) });
+      // Five messages at one instant, so batches of 2 split them; then one before the cutoff and two after it, the same day.
+      for (let seq = 1; seq <= 5; seq += 1) await send(kit, conv, seq, 'ann', { at: kit.at(100) });
+      for (const [seq, second] of [[6, 200], [7, 300], [8, 400]] as const) await send(kit, conv, seq, 'ann', { at: kit.at(second) });
+      const pass = { tenant_id: kit.ctx.tenant_id, days: 1, at: kit.at(day + 250), batch_size: 2 };
+      assert.equal(await kit.store.messages.deleteExpired(pass), 6);
+      assert.deepEqual(await history(kit, conv, 10), [8, 7]);
+      assert.equal(await kit.store.messages.deleteExpired(pass), 0, 'a second pass finds nothing left before the cutoff');
+      assert.equal(await kit.store.messages.deleteExpired({ ...pass, at: kit.at(day + 500) }), 2, 'the rest of the day expires later');
+      assert.deepEqual(await history(kit, conv, 10), []);
     });
   });
 }

@@ -1,6 +1,6 @@
 /** Contract: profiles, idempotency records, settings, role overrides, push devices. */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { describe } from 'node:test';
 import { storeTest, type MakeStore } from './fixtures.ts';
 
@@ -47,53 +47,90 @@ export function tenantContract(make: MakeStore): void {
 
   describe('idempotency', () => {
     const key = () => ({ principal_key: `user:${randomUUID()}`, idempotency_key: randomUUID(), method_route: 'POST /x' });
+    // Two processes, both running; `b` restarted as `c` (b is dead from then on).
+    const A = { owner: 'proc-a', live: ['proc-a', 'proc-b'] };
+    const B = { owner: 'proc-b', live: ['proc-a', 'proc-b'] };
+    const C = { owner: 'proc-c', live: ['proc-a', 'proc-c'] };
 
     test('claim, replay after complete, and one winner among concurrent claims', async (kit) => {
       const k = key();
-      const claims = await Promise.all(Array.from({ length: 10 }, () => kit.store.idempotency.claim(k, 'h1', kit.at(0))));
-      assert.equal(claims.filter((c) => c.claimed).length, 1);
+      const claims = await Promise.all(Array.from({ length: 10 }, () => kit.store.idempotency.claim(k, 'h1', A, kit.at(0))));
+      assert.deepEqual(claims.filter((c) => c.claimed), [{ claimed: true, created_at: kit.at(0) }]);
       const pending = claims.find((c) => !c.claimed);
       assert.ok(pending && !pending.claimed);
-      assert.equal(pending.record.response_status, null);
-      assert.equal(await kit.store.idempotency.complete(k, 201, '{"id":1}'), true);
-      assert.equal(await kit.store.idempotency.complete(k, 500, null), false, 'a finished record is not overwritten');
-      const replay = await kit.store.idempotency.claim(k, 'h2', kit.at(3600));
+      assert.deepEqual([pending.record.response_status, pending.record.owner], [null, 'proc-a']);
+      assert.equal(await kit.store.idempotency.complete(k, 'proc-a', 201, '{"id":1}'), true);
+      assert.equal(await kit.store.idempotency.complete(k, 'proc-a', 500, null), false, 'a finished record is not overwritten');
+      const replay = await kit.store.idempotency.claim(k, 'h2', B, kit.at(3600));
       assert.ok(!replay.claimed);
       assert.deepEqual(
         [replay.record.response_status, replay.record.response_body, replay.record.request_hash, replay.record.created_at],
         [201, '{"id":1}', 'h1', kit.at(0)],
       );
-      assert.ok((await kit.store.idempotency.claim({ ...k, method_route: 'POST /y' }, 'h1', kit.at(1))).claimed, 'another route is another key');
-      assert.ok((await kit.store.idempotency.claim({ ...k, principal_key: 'user:other' }, 'h1', kit.at(1))).claimed, 'keys never cross principals');
+      assert.ok((await kit.store.idempotency.claim({ ...k, method_route: 'POST /y' }, 'h1', A, kit.at(1))).claimed, 'another route is another key');
+      assert.ok((await kit.store.idempotency.claim({ ...k, principal_key: 'user:other' }, 'h1', A, kit.at(1))).claimed, 'keys never cross principals');
     });
 
-    test('records expire after 24 h, abandoned claims after a minute; release frees a claim', async (kit) => {
+    test('records expire after 24 h, stuck claims after a minute; release frees a claim', async (kit) => {
       const done = key();
-      await kit.store.idempotency.claim(done, 'h', kit.at(0));
-      await kit.store.idempotency.complete(done, 200, 'ok');
+      await kit.store.idempotency.claim(done, 'h', A, kit.at(0));
+      await kit.store.idempotency.complete(done, 'proc-a', 200, 'ok');
       assert.ok(await kit.store.idempotency.get(done, kit.at(24 * 3600 - 1)));
       assert.equal(await kit.store.idempotency.get(done, kit.at(24 * 3600)), null);
-      assert.ok((await kit.store.idempotency.claim(done, 'h', kit.at(24 * 3600))).claimed);
+      assert.deepEqual(await kit.store.idempotency.claim(done, 'h', A, kit.at(24 * 3600)), { claimed: true, created_at: kit.at(24 * 3600) }, 'a new record');
 
-      const abandoned = key();
-      await kit.store.idempotency.claim(abandoned, 'h', kit.at(0));
-      assert.ok(!(await kit.store.idempotency.claim(abandoned, 'h', kit.at(59))).claimed);
-      assert.ok((await kit.store.idempotency.claim(abandoned, 'h', kit.at(61))).claimed);
+      const stuck = key();
+      await kit.store.idempotency.claim(stuck, 'h', A, kit.at(0));
+      assert.ok(!(await kit.store.idempotency.claim(stuck, 'h', B, kit.at(59))).claimed, 'a live owner holds it for a minute');
+      assert.deepEqual(await kit.store.idempotency.claim(stuck, 'h', B, kit.at(61)), { claimed: true, created_at: kit.at(0) });
 
       const released = key();
-      await kit.store.idempotency.claim(released, 'h', kit.at(0));
-      await kit.store.idempotency.release(released);
-      assert.ok((await kit.store.idempotency.claim(released, 'h', kit.at(1))).claimed);
+      await kit.store.idempotency.claim(released, 'h', A, kit.at(0));
+      await kit.store.idempotency.release(released, 'proc-b');
+      assert.ok(!(await kit.store.idempotency.claim(released, 'h', A, kit.at(1))).claimed, 'only its owner releases a claim');
+      await kit.store.idempotency.release(released, 'proc-a');
+      assert.deepEqual(await kit.store.idempotency.claim(released, 'h', A, kit.at(1)), { claimed: true, created_at: kit.at(0) }, 'a released claim keeps its time');
+      await kit.store.idempotency.release(released, 'proc-a');
+      const reused = await kit.store.idempotency.claim(released, 'h2', B, kit.at(2));
+      assert.ok(!reused.claimed && reused.record.request_hash === 'h', 'another body is still a reused key');
+    });
+
+    test('a pending claim of a dead process is taken over at once, keeping its creation time', async (kit) => {
+      const k = key();
+      await kit.store.idempotency.claim(k, 'h', B, kit.at(0));
+      const inProgress = await kit.store.idempotency.claim(k, 'h', A, kit.at(1));
+      assert.ok(!inProgress.claimed && inProgress.record.owner === 'proc-b', 'while b runs, its claim is in progress');
+      // b died and restarted as c: its claim is c's to take, once, with the original time.
+      const takes = await Promise.all(Array.from({ length: 5 }, () => kit.store.idempotency.claim(k, 'h', C, kit.at(2))));
+      assert.deepEqual(takes.filter((t) => t.claimed), [{ claimed: true, created_at: kit.at(0) }]);
+      const now = await kit.store.idempotency.claim(k, 'h', C, kit.at(3));
+      assert.ok(!now.claimed && now.record.owner === 'proc-c' && now.record.created_at === kit.at(0));
+      assert.equal(await kit.store.idempotency.complete(k, 'proc-b', 201, '{"old":1}'), false, 'the old owner cannot finish it any more');
+      await kit.store.idempotency.release(k, 'proc-b');
+      assert.equal(await kit.store.idempotency.complete(k, 'proc-c', 201, '{"new":1}'), true);
+      const replay = await kit.store.idempotency.claim(k, 'h', A, kit.at(4));
+      assert.ok(!replay.claimed);
+      assert.deepEqual([replay.record.response_status, replay.record.response_body, replay.record.created_at], [201, '{"new":1}', kit.at(0)]);
+
+      const other = key();
+      await kit.store.idempotency.claim(other, 'h1', B, kit.at(0));
+      const reused = await kit.store.idempotency.claim(other, 'h2', C, kit.at(1));
+      assert.ok(!reused.claimed && reused.record.request_hash === 'h1', 'another body never takes a claim over (the caller answers idempotency_key_reused)');
     });
 
     test('sweep deletes expired records only', async (kit) => {
+      // sweep() is store-wide (records belong to principals, not tenants), and a shared backend
+      // (one Cassandra keyspace for the whole suite) holds the other tests' records, all made at
+      // the start of the suite's clock. So this test's records live days away from everyone
+      // else's, at a random day: the count it asserts is then its own.
+      const base = 86_400 * (1000 + randomInt(100_000));
       const old = key();
       const fresh = key();
-      await kit.store.idempotency.claim(old, 'h', kit.at(0));
-      await kit.store.idempotency.claim(fresh, 'h', kit.at(20 * 3600));
-      assert.equal(await kit.store.idempotency.sweep(kit.at(25 * 3600)), 1);
-      assert.equal(await kit.store.idempotency.get(old, kit.at(0)), null);
-      assert.ok(await kit.store.idempotency.get(fresh, kit.at(20 * 3600)));
+      await kit.store.idempotency.claim(old, 'h', A, kit.at(base));
+      await kit.store.idempotency.claim(fresh, 'h', A, kit.at(base + 20 * 3600));
+      assert.equal(await kit.store.idempotency.sweep(kit.at(base + 25 * 3600)), 1);
+      assert.equal(await kit.store.idempotency.get(old, kit.at(base)), null);
+      assert.ok(await kit.store.idempotency.get(fresh, kit.at(base + 20 * 3600)));
     });
   });
 

@@ -82,6 +82,9 @@ export class SqliteConversationStore implements ConversationStore {
   async claim(ref: ConversationRef): Promise<ConversationRecord | null> {
     return this.h.write(() => this.table.claim(ref));
   }
+  /** Seqs are numbered one by one here (last_seq + 1): nothing is held to give back. */
+  async release(_input: ConversationWrite): Promise<void> {}
+
 
   async update(input: ConversationWrite & { patch: ConversationPatch }): Promise<ConversationRecord | null> {
     checkEpoch(input.epoch);

@@ -21,8 +21,23 @@ export function memoizeDevices(db: Db | null, onTouch?: (fn: string, group: stri
   return new TriggerMemo(db, { fn: 'chat_devices_touch', tables: ['push_devices'], group: (row) => `${row}.tenant_id || char(31) || ${row}.user_id` }, 100_000, 1, onTouch);
 }
 
-/** SQLite's BINARY order of TEXT: the UTF-8 bytes. */
-const utf8Order = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+/**
+ * SQLite's BINARY order of TEXT, the order of the UTF-8 bytes, which is code point order: the
+ * UTF-16 code units compared as they are, except that surrogates (code points above U+FFFF) sort
+ * after U+E000..U+FFFF. No Buffer per comparison (sorting a GROUP's candidates on every push job
+ * allocated two per comparison).
+ */
+export function utf8Order(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i += 1) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) return (x >= 0xe000 ? x - 0x800 : x + 0x2000) - (y >= 0xe000 ? y - 0x800 : y + 0x2000);
+    return x - y;
+  }
+  return a.length - b.length;
+}
 
 const COLUMNS = 'tenant_id, user_id, platform, token_or_endpoint, p256dh, auth, created_at, updated_at';
 

@@ -1,0 +1,54 @@
+-- Appends one event to a fan shard (redis-fan-log.ts): the event once, with the channels it is
+-- for, whatever their number. Every node reads the shard and hands the event to its own
+-- listeners of those channels.
+--
+-- KEYS[1] stream  (entries: e = epoch, p = id of the previous entry of the epoch, or '',
+--                  m = "\n" .. channels joined by "\n" .. "\n", d = event JSON)
+-- KEYS[2] meta    (hash: epoch = the history's generation, last = id of the newest entry)
+-- ARGV[1] epoch to take if the shard has no history (digits, chosen by the caller)
+-- ARGV[2] event JSON
+-- ARGV[3] channels, as in field m
+-- ARGV[4] publish time in epoch ms, or '' for the server's clock
+-- ARGV[5] maxAgeMs (approximate age trim; fan-read-since.lua applies the exact limit)
+-- ARGV[6] most entries kept (approximate: the shard's memory bound)
+-- Answers { epoch, entry id, id of the previous entry of the epoch ('0-0' after an empty epoch
+-- fixed by head.lua, or '') }.
+--
+-- The keys never expire: a shard's epoch must outlive quiet hours, or every node would see a
+-- new history (a gap for all its streams) at the next message. Trims keep the stream bounded.
+
+local stream, meta = KEYS[1], KEYS[2]
+
+local now = tonumber(ARGV[4])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- As publish.lua: a history exists when both keys do, or for an empty epoch fixed by head.lua.
+local epoch = redis.call('HGET', meta, 'epoch')
+local last = false
+local stored = epoch and redis.call('HGET', meta, 'last')
+if epoch and stored == '0-0' then
+  last = stored
+elseif epoch and redis.call('EXISTS', stream) == 1 then
+  last = stored
+else
+  redis.call('DEL', stream, meta)
+  epoch = ARGV[1]
+end
+
+local ms, seq = now, 0
+if last then
+  local lms, lseq = string.match(last, '^(%d+)-(%d+)$')
+  lms, lseq = tonumber(lms), tonumber(lseq)
+  if lms >= ms then
+    ms, seq = lms, lseq + 1
+  end
+end
+local id = string.format('%.0f-%.0f', ms, seq)
+
+redis.call('XADD', stream, 'MAXLEN', '~', ARGV[6], id, 'e', epoch, 'p', last or '', 'm', ARGV[3], 'd', ARGV[2])
+redis.call('XTRIM', stream, 'MINID', '~', string.format('%.0f', math.max(0, now - tonumber(ARGV[5]))))
+redis.call('HSET', meta, 'epoch', epoch, 'last', id)
+return { epoch, id, last or '' }

@@ -1,0 +1,184 @@
+/**
+ * The fan log (src/bus/redis-fan-log.ts) across nodes, for every Redis deployment the driver runs
+ * on (one server, a Redis Cluster): one entry per publishMany whatever the number of channels,
+ * ids of one node resume on another, the resume recipe with `through` neither misses nor repeats
+ * an event while publishes go on, a dropped shard history is a gap, and a reader whose
+ * connection was cut carries on where it was. Each test file calls it with its target.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import type { TestEvent } from '../../src/bus/contract.ts';
+import { createBus, type Bus, type BusEntry } from '../../src/bus/index.ts';
+import type { RedisClient, RedisFactory } from '../../src/redis/client.ts';
+
+export interface FanTarget {
+  /** In the suite titles: `redis`, `redis cluster`. */
+  name: string;
+  factory(): RedisFactory;
+  admin(): RedisClient;
+  /** Cuts the connections whose name contains `part` (CLIENT KILL on every node); absent: not run. */
+  killByName?: (part: string) => Promise<number>;
+}
+
+const SHARDS = 3;
+const fanned = (channel: string): boolean => channel.startsWith('u:');
+
+function nodes(target: FanTarget): { node: (id: string) => Bus<TestEvent, string>; prefix: string; closeAll: () => Promise<void> } {
+  const prefix = `test:${randomUUID()}:`;
+  const all: Bus<TestEvent, string>[] = [];
+  return {
+    prefix,
+    node: (nodeId) => {
+      const bus = createBus<TestEvent, string>({ driver: 'redis', redis: target.factory(), keyPrefix: prefix, nodeId, fan: { shards: SHARDS, fanned } });
+      all.push(bus);
+      return bus;
+    },
+    closeAll: async () => void (await Promise.all(all.map((b) => b.close()))),
+  };
+}
+
+async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export function redisFanSuite(target: FanTarget): void {
+  describe(`${target.name}: fan log across nodes`, () => {
+    it("one entry per publishMany whatever the number of channels; B's listeners get it, and B's ids resume on A", async () => {
+      const c = nodes(target);
+      const [a, b] = [c.node('a'), c.node('b')];
+      try {
+        const channels = Array.from({ length: 50 }, (_, i) => `u:${i}`);
+        const seen = new Map<string, BusEntry<TestEvent>[]>();
+        for (const ch of channels) b.subscribe(ch, (e) => seen.set(ch, [...(seen.get(ch) ?? []), e]));
+        await b.head('u:0'); // B's readers know where the shards are
+        for (let n = 1; n <= 20; n += 1) await a.publishMany(channels, { n }, `conversation-${n % 2}`);
+        await until(() => channels.every((ch) => seen.get(ch)?.length === 20), '20 events on each of 50 channels on B');
+        for (const ch of channels) {
+          // In order per key; keys in different shards have no order between them.
+          const got = seen.get(ch)!.map((e) => e.event.n);
+          for (const key of [0, 1]) assert.deepEqual(got.filter((n) => n % 2 === key), Array.from({ length: 20 }, (_, i) => i + 1).filter((n) => n % 2 === key), ch);
+        }
+        const admin = target.admin();
+        let entries = 0;
+        for (let k = 0; k < SHARDS; k += 1) entries += Number(await admin.xlen(`${c.prefix}bus:{fan:${k}}:s`));
+        assert.equal(entries, 20, 'one fan entry per message, not one per channel');
+        const from = seen.get('u:7')![4]!.id;
+        const replay = await a.readSince('u:7', from);
+        assert.ok(!replay.reset);
+        const got = replay.events.map((e) => e.event.n);
+        assert.deepEqual([...got].sort((x, y) => x - y), Array.from({ length: 15 }, (_, i) => i + 6));
+        for (const key of [0, 1]) {
+          const ofKey = got.filter((n) => n % 2 === key);
+          assert.deepEqual(ofKey, [...ofKey].sort((x, y) => x - y), `key ${key} in order (no order across keys)`);
+        }
+      } finally {
+        await c.closeAll();
+      }
+    });
+
+    it('the resume recipe on B from an id of A, while A keeps publishing: every event once, in order per key', async () => {
+      const c = nodes(target);
+      const [a, b] = [c.node('a'), c.node('b')];
+      try {
+        const onA: BusEntry<TestEvent>[] = [];
+        a.subscribe('u:x', (e) => onA.push(e));
+        await a.head('u:x');
+        const keys = ['k0', 'k1', 'k2', 'k3'];
+        const publishing = (async () => {
+          for (let n = 1; n <= 400; n += 1) {
+            void a.publishMany(['u:x', 'u:y'], { n }, keys[n % 4]!);
+            if (n % 20 === 0) await new Promise((r) => setTimeout(r, 2));
+          }
+        })();
+        await until(() => onA.length >= 100, '100 events on A');
+        const resumeFrom = onA[99]!.id; // the client had 1..100 (in A's order)
+        const had = new Set(onA.slice(0, 100).map((e) => e.event.n));
+        // The recipe: subscribe first (live events held), then readSince, then the held ones.
+        const held: BusEntry<TestEvent>[] = [];
+        let live: BusEntry<TestEvent>[] | null = null;
+        b.subscribe('u:x', (e) => (live === null ? held.push(e) : live.push(e)));
+        const replay = await b.readSince('u:x', resumeFrom);
+        assert.ok(!replay.reset);
+        const got: number[] = replay.events.map((e) => e.event.n);
+        let skip = replay.through !== undefined && held.some((e) => e.id === replay.through);
+        for (const e of held) {
+          if (skip) {
+            if (e.id === replay.through) skip = false;
+            continue;
+          }
+          got.push(e.event.n);
+        }
+        live = [];
+        await publishing;
+        await until(() => got.length + live!.length >= 300, 'the rest live on B');
+        await new Promise((r) => setTimeout(r, 100));
+        got.push(...live.map((e) => e.event.n));
+        assert.equal(new Set(got).size, got.length, 'nothing twice');
+        assert.deepEqual([...got].sort((x, y) => x - y), Array.from({ length: 400 }, (_, i) => i + 1).filter((n) => !had.has(n)), 'nothing missed, nothing the client had');
+        for (const key of [0, 1, 2, 3]) {
+          const ofKey = got.filter((n) => n % 4 === key);
+          assert.deepEqual(ofKey, [...ofKey].sort((x, y) => x - y), `key k${key} in order`);
+        }
+      } finally {
+        await c.closeAll();
+      }
+    });
+
+    it("a shard whose history was dropped: listeners are told (a gap), go on with what follows, and the old ids reset", async () => {
+      const c = nodes(target);
+      const [a, b] = [c.node('a'), c.node('b')];
+      try {
+        const seen: number[] = [];
+        let gaps = 0;
+        b.subscribe(
+          'u:1',
+          (e) => seen.push(e.event.n),
+          () => (gaps += 1),
+        );
+        await b.head('u:1');
+        const first = await a.publishMany(['u:1'], { n: 1 }, 'k');
+        await until(() => seen.length === 1, 'the first event on B');
+        const admin = target.admin();
+        for (let k = 0; k < SHARDS; k += 1) await admin.del(`${c.prefix}bus:{fan:${k}}:s`, `${c.prefix}bus:{fan:${k}}:m`);
+        await a.publishMany(['u:1'], { n: 2 }, 'k');
+        await until(() => seen.length === 2, 'the event after the loss on B');
+        assert.equal(gaps, 1);
+        assert.deepEqual(seen, [1, 2]);
+        assert.deepEqual(await b.readSince('u:1', first[0]!), { reset: true });
+      } finally {
+        await c.closeAll();
+      }
+    });
+
+    if (target.killByName) {
+      it("a reader whose connection was cut goes on where it was: nothing missed, no gap", async () => {
+        const c = nodes(target);
+        const [a, b] = [c.node('a'), c.node('b')];
+        try {
+          const seen: number[] = [];
+          let gaps = 0;
+          b.subscribe(
+            'u:1',
+            (e) => seen.push(e.event.n),
+            () => (gaps += 1),
+          );
+          await b.head('u:1');
+          for (let n = 1; n <= 5; n += 1) await a.publishMany(['u:1', 'u:2'], { n }, 'k');
+          await until(() => seen.length === 5, 'five on B');
+          assert.ok((await target.killByName!('b:fan:')) >= 1, 'a reader connection of B was cut');
+          for (let n = 6; n <= 10; n += 1) await a.publishMany(['u:1', 'u:2'], { n }, 'k');
+          await until(() => seen.length === 10, 'ten on B');
+          assert.deepEqual(seen, Array.from({ length: 10 }, (_, i) => i + 1));
+          assert.equal(gaps, 0);
+        } finally {
+          await c.closeAll();
+        }
+      });
+    }
+  });
+}
