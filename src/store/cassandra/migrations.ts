@@ -142,7 +142,8 @@ const SCOPE = 'chat';
 /** The keyspace's recorded version; null when nothing is recorded (no table, or no row). */
 export async function schemaVersion(client: CqlClient): Promise<number | null> {
   try {
-    const rs = await client.execute('SELECT version FROM schema_migrations WHERE scope = ? LIMIT 1', [SCOPE], READ);
+    // Retried through `Unknown CF`: another node may have created the table a moment ago.
+    const rs = await duringSchemaRace(() => client.execute('SELECT version FROM schema_migrations WHERE scope = ? LIMIT 1', [SCOPE], READ));
     const v = rs.rows[0]?.version;
     return typeof v === 'number' ? v : null;
   } catch (error) {
@@ -161,7 +162,12 @@ export async function applySchema(client: cassandra.Client, keyspace: string, di
   const known = files.length;
   const current = await schemaVersion(client);
   if (current !== null && current > known) throw new SchemaTooNewError(`keyspace ${keyspace}`, current, known);
-  if (current === known) return [];
+  if (current === known) {
+    // Up to date, but possibly only just: another node may have recorded the last version before
+    // the server finished opening the tables of that file.
+    await tablesUsable(client, files);
+    return [];
+  }
   await ddl(client, MIGRATIONS_TABLE_CQL);
   const applied: string[] = [];
   for (const file of files) {
@@ -185,7 +191,9 @@ export async function applySchema(client: cassandra.Client, keyspace: string, di
  * EXISTS found it) before the server finished opening it: the first statement the node then runs
  * on it answers `Unknown CF` (CI saw a node die at start on that). After any schema work, one
  * read of every table, retried through that window, so the store is only handed over once every
- * table answers.
+ * table answers. Also on a keyspace found up to date: its last version may have been recorded by
+ * another node a moment ago (CI saw the version read itself, then the first read of a table, meet
+ * `Unknown CF` on a machine under load). One read per table at start costs a few ms.
  */
 async function tablesUsable(client: cassandra.Client, files: SchemaFile[]): Promise<void> {
   const tables = ['schema_migrations', ...files.flatMap((f) => f.statements.filter((s) => /^CREATE TABLE/i.test(s)).map((s) => parseTable(s).name))];
