@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { checkHaproxyConfig, renderHaproxyConfig, type HaproxyBackend } from '../../cluster/lib/haproxy.ts';
 import { freePort } from '../../cluster/lib/ports.ts';
+import { reapOnExit } from './reaper.ts';
 
 /** Skip reason for tests that need haproxy, or false when it is installed. */
 export const NO_HAPROXY: string | false = ((): string | false => {
@@ -36,7 +37,7 @@ export async function startHaproxy(backends: HaproxyBackend[]): Promise<TestHapr
   const check = await checkHaproxyConfig(file);
   if (!check.ok) throw new Error(`haproxy rejects the configuration:\n${check.output}`);
   let output = '';
-  const child = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = reapOnExit(spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] }));
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const origin = `http://127.0.0.1:${port}`;

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { reapOnExit } from './reaper.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -18,11 +19,13 @@ export interface Proc {
 }
 
 function start(script: string, env: Record<string, string>, readyWhen: (obj: Record<string, unknown>) => boolean, timeoutMs = 60_000): Promise<{ proc: Proc; ready: Record<string, unknown> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = reapOnExit(
+    spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   const lines: string[] = [];
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));

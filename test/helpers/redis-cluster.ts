@@ -12,6 +12,7 @@ import { clusterSeeds, createRedisCluster, redisCli, redisClusterNodeArgs, waitR
 import { redisPing } from '../../cluster/lib/probes.ts';
 import { freePort } from '../../cluster/lib/ports.ts';
 import { keySlot } from '../../src/redis/slots.ts';
+import { reapOnExit } from './reaper.ts';
 
 export interface TestRedisClusterNode extends RedisClusterNode {
   child: ChildProcess;
@@ -76,7 +77,7 @@ export async function startTestRedisCluster(o: TestRedisClusterOptions = {}): Pr
   try {
     for (let i = 0; i < count; i += 1) {
       const node = { port: await freePort(), busPort: await freePort() };
-      const child = spawn('redis-server', [...redisClusterNodeArgs(node, dir, { nodeTimeoutMs: o.nodeTimeoutMs }), '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'ignore'] });
+      const child = reapOnExit(spawn('redis-server', [...redisClusterNodeArgs(node, dir, { nodeTimeoutMs: o.nodeTimeoutMs }), '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'ignore'] }));
       nodes.push({ ...node, child });
     }
     for (const n of nodes) {

@@ -8,6 +8,7 @@ import { after, before } from 'node:test';
 import { redisFactory, type RedisClient } from '../../src/redis/client.ts';
 import { redisPing } from '../../cluster/lib/probes.ts';
 import { freePort } from '../../cluster/lib/ports.ts';
+import { reapOnExit } from './reaper.ts';
 
 export { freePort };
 
@@ -21,9 +22,11 @@ export interface TestRedis {
 
 export async function startTestRedis(): Promise<TestRedis> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = reapOnExit(
+    spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }),
+  );
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const deadline = Date.now() + 10_000;

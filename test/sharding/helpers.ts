@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { redisFactory, type RedisFactory } from '../../src/redis/client.ts';
 import type { ShardingLog } from '../../src/sharding/types.ts';
+import { reapOnExit } from '../helpers/reaper.ts';
 
 export function factoryFor(url: string): RedisFactory {
   // Tests stop redis-server while nodes run: fail commands fast instead of retrying for seconds.
@@ -33,7 +34,7 @@ export function testLog(): ShardingLog & { warnings: string[] } {
 
 /** A redis-server on a given port (to bring one back where it was stopped); stop() ends it. */
 export async function redisOnPort(port: number): Promise<{ stop(): Promise<void> }> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
+  const child = reapOnExit(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: 'ignore' }));
   const stop = (): Promise<void> =>
     child.exitCode !== null || child.signalCode !== null
       ? Promise.resolve()

@@ -102,8 +102,11 @@ describe('cassandra schema life cycle', () => {
 
   test('two chat nodes starting at once on a fresh keyspace both start, on one schema', async () => {
     const keyspace = freshKeyspace();
-    const nodes = await Promise.all([startTestNode(nodeEnv(keyspace), 90_000), startTestNode(nodeEnv(keyspace), 90_000)]);
+    // allSettled: when one fails to start, the other is still stopped below.
+    const started = await Promise.allSettled([startTestNode(nodeEnv(keyspace), 90_000), startTestNode(nodeEnv(keyspace), 90_000)]);
+    const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     try {
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
       for (const node of nodes) assert.equal((await fetch(`${node.origin}/readyz`)).status, 200);
       assert.deepEqual(await inspect(keyspace), { tables: TABLES + 1, versions: FILES.map((f) => f.version).reverse() });
     } finally {
