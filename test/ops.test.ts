@@ -165,6 +165,33 @@ describe('process lifecycle', () => {
     fs.rmSync(n.dataDir, { recursive: true, force: true });
   });
 
+  test('SIGTERM stops a node whose log pipe is gone (its parent stopped reading): it exits, it does not hang', async () => {
+    const n = await startTestNode({ CHAT_SHUTDOWN_GRACE_MS: '200' });
+    // The reading end of the node's stdout closes, as when the process it logged to has died:
+    // a log line written now fails with EPIPE, and pino's flush never calls back.
+    n.child.stdout!.destroy();
+    const t0 = Date.now();
+    const closed = once(n.child, 'close');
+    n.child.kill('SIGTERM');
+    const timer = setTimeout(() => n.child.kill('SIGKILL'), 30_000);
+    await closed;
+    clearTimeout(timer);
+    assert.equal(n.child.signalCode, null, 'the node had to be killed: SIGTERM did not stop it');
+    assert.ok(Date.now() - t0 < 10_000, `stopped after ${Date.now() - t0} ms`);
+    fs.rmSync(n.dataDir, { recursive: true, force: true });
+  });
+
+  test('a second SIGTERM ends a stop at once', async () => {
+    const n = await startTestNode();
+    const closed = once(n.child, 'close');
+    n.child.kill('SIGTERM');
+    n.child.kill('SIGTERM');
+    await closed;
+    assert.equal(n.child.signalCode, null);
+    assert.ok(n.child.exitCode === 0 || n.child.exitCode === 1, String(n.child.exitCode));
+    fs.rmSync(n.dataDir, { recursive: true, force: true });
+  });
+
   test('a wrong configuration stops the process at start with exit code 2 and one line per problem', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
       cwd: ROOT,
