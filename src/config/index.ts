@@ -173,7 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
   const storeWriter = str('CHAT_SQLITE_WRITER', 'thread');
   if (storeWriter !== 'thread' && storeWriter !== 'inline') problems.push(`CHAT_SQLITE_WRITER must be "thread" or "inline" (got "${storeWriter}")`);
   // Commits start at least this far apart (sqlite/batcher.ts, minIntervalMs): bounds the fsyncs per second under load.
-  const commitIntervalMs = int('CHAT_SQLITE_COMMIT_INTERVAL_MS', 2, 0, 100);
+  const commitIntervalMs = int('CHAT_SQLITE_COMMIT_INTERVAL_MS', 5, 0, 100);
   let store: StoreSettings = { driver: 'sqlite', mode: storeMode === 'shared-file' ? 'shared-file' : 'exclusive', writer: storeWriter === 'inline' ? 'inline' : 'thread', commitIntervalMs };
   if (storeDriver === 'cassandra') {
     const contactPoints = str('CHAT_CASSANDRA_CONTACT_POINTS', '').split(',').map((p) => p.trim()).filter(Boolean);

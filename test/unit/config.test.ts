@@ -43,9 +43,9 @@ test('VAPID keys come in pairs; the public base URL must end with /api/v1', () =
 });
 
 test('storage settings and the cursor secret are validated', () => {
-  assert.deepEqual(loadConfig({}).store, { driver: 'sqlite', mode: 'exclusive', writer: 'thread', commitIntervalMs: 2 });
-  assert.deepEqual(loadConfig({ CHAT_SQLITE_MODE: 'shared-file' }).store, { driver: 'sqlite', mode: 'shared-file', writer: 'thread', commitIntervalMs: 2 });
-  assert.deepEqual(loadConfig({ CHAT_SQLITE_WRITER: 'inline' }).store, { driver: 'sqlite', mode: 'exclusive', writer: 'inline', commitIntervalMs: 2 });
+  assert.deepEqual(loadConfig({}).store, { driver: 'sqlite', mode: 'exclusive', writer: 'thread', commitIntervalMs: 5 });
+  assert.deepEqual(loadConfig({ CHAT_SQLITE_MODE: 'shared-file' }).store, { driver: 'sqlite', mode: 'shared-file', writer: 'thread', commitIntervalMs: 5 });
+  assert.deepEqual(loadConfig({ CHAT_SQLITE_WRITER: 'inline' }).store, { driver: 'sqlite', mode: 'exclusive', writer: 'inline', commitIntervalMs: 5 });
   assert.deepEqual(loadConfig({ CHAT_SQLITE_COMMIT_INTERVAL_MS: '0' }).store, { driver: 'sqlite', mode: 'exclusive', writer: 'thread', commitIntervalMs: 0 });
   assert.throws(() => loadConfig({ CHAT_SQLITE_COMMIT_INTERVAL_MS: '101' }), /CHAT_SQLITE_COMMIT_INTERVAL_MS/);
   assert.throws(() => loadConfig({ CHAT_SQLITE_COMMIT_INTERVAL_MS: 'soon' }), /CHAT_SQLITE_COMMIT_INTERVAL_MS/);
