@@ -47,7 +47,20 @@ export async function planLayout(dir: string, basePort: number, nodeCount: numbe
   if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > MAX_NODES) throw new Error(`--nodes must be from 1 to ${MAX_NODES} (got ${nodeCount})`);
   const top = redisCluster ? Math.max(300 + nodeCount, 10_003 + REDIS_CLUSTER_NODES - 1) : 300 + nodeCount;
   if (basePort !== 0 && (basePort < 1 || basePort + top > 65535)) throw new Error(`--port must be 0 or leave room for port+${top} (got ${basePort})`);
-  const pick = (offset: number): Promise<number> => (basePort === 0 ? freePort() : Promise.resolve(basePort + offset));
+  // Ports the kernel hands out one at a time can repeat (a port freed a moment ago is handed out
+  // again): with --port 0 each pick skips the ports this layout already holds.
+  const taken = new Set<number>();
+  const pick = async (offset: number): Promise<number> => {
+    if (basePort !== 0) return basePort + offset;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = await freePort();
+      if (!taken.has(port)) {
+        taken.add(port);
+        return port;
+      }
+    }
+    throw new Error('no distinct free loopback port after 50 tries');
+  };
   const nodes: NodeLayout[] = [];
   for (let i = 1; i <= nodeCount; i++) {
     nodes.push({ index: i, id: `node-${i}`, port: await pick(100 + i), internalPort: await pick(200 + i), metricsPort: await pick(300 + i) });
