@@ -6,7 +6,10 @@
  *
  *  (a) hot: every sender on ONE conversation (how fast one busy conversation can go: its sends
  *      are ordered by one actor, and the store's per-message cost on its one partition shows);
- *  (b) spread: each send to a random one of 200 conversations.
+ *  (b) spread: each send to a random one of 200 conversations;
+ *  (c, d) the same two with a caller-chosen message_id per send (what an Idempotency-Key gives):
+ *      the store binds each such id with one LWT (message_by_id), the price of exactly-once
+ *      retries; unkeyed sends take none.
  *
  * Per phase: sends/s, send latency p50/p99 (from the call to the answer), CPU per send of this
  * process (the actors, the store driver, cassandra-driver) and of the Cassandra JVMs (/proc; also
@@ -17,6 +20,7 @@
  * Cassandra: a node of its own, or BENCH_CASSANDRA_CONTACT_POINTS (bench/lib/cassandra.ts). On a
  * machine shared with other work, prefer the CPU-per-send figures to the rates, and say so.
  */
+import { randomUUID } from 'node:crypto';
 import { ActorHost } from '../src/actors/index.ts';
 import type { ChatBus } from '../src/actors/index.ts';
 import { createBus } from '../src/bus/index.ts';
@@ -55,7 +59,7 @@ function percentile(sorted: Float64Array, p: number): number {
 
 const round = (n: number, digits = 2): number => Number(n.toFixed(digits));
 
-async function sendLoop(host: ActorHost, refs: ConversationRef[], senders: number, seconds: number): Promise<{ sends: number; latencies: Float64Array }> {
+async function sendLoop(host: ActorHost, refs: ConversationRef[], senders: number, seconds: number, keyed: boolean): Promise<{ sends: number; latencies: Float64Array }> {
   const deadline = performance.now() + seconds * 1000;
   const latencies: number[] = [];
   let n = 0;
@@ -63,7 +67,14 @@ async function sendLoop(host: ActorHost, refs: ConversationRef[], senders: numbe
     while (performance.now() < deadline) {
       const ref = refs.length === 1 ? refs[0]! : refs[Math.floor(Math.random() * refs.length)]!;
       const started = performance.now();
-      await host.sendMessage(ref, { sender_user_id: USERS[n % USERS.length]!, sender_client_id: null, body: `${n} ${BODY}`, message_type: 'TEXT' });
+      await host.sendMessage(ref, {
+        sender_user_id: USERS[n % USERS.length]!,
+        sender_client_id: null,
+        body: `${n} ${BODY}`,
+        message_type: 'TEXT',
+        // A caller-chosen id, as an Idempotency-Key gives: the store binds it with one LWT.
+        ...(keyed ? { message_id: randomUUID() } : {}),
+      });
       latencies.push(performance.now() - started);
       n += 1;
     }
@@ -72,13 +83,13 @@ async function sendLoop(host: ActorHost, refs: ConversationRef[], senders: numbe
   return { sends: n, latencies: Float64Array.from(latencies).sort() };
 }
 
-async function measure(host: ActorHost, store: CassandraChatStore, pids: number[], idle: number, refs: ConversationRef[], senders: number, s: BenchSettings): Promise<Phase> {
-  if (s.warmupSeconds > 0) await sendLoop(host, refs, senders, s.warmupSeconds);
+async function measure(host: ActorHost, store: CassandraChatStore, pids: number[], idle: number, refs: ConversationRef[], senders: number, s: BenchSettings, keyed: boolean): Promise<Phase> {
+  if (s.warmupSeconds > 0) await sendLoop(host, refs, senders, s.warmupSeconds, keyed);
   const counts0: StatementCounts = store.statementCounts();
   const cpu0 = process.cpuUsage();
   const jvm0 = jvmCpuSeconds(pids);
   const t0 = performance.now();
-  const { sends, latencies } = await sendLoop(host, refs, senders, s.seconds);
+  const { sends, latencies } = await sendLoop(host, refs, senders, s.seconds, keyed);
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const jvm = jvmCpuSeconds(pids) - jvm0;
@@ -137,13 +148,19 @@ export const scenario: Scenario = {
       const idle = await idleCores(cassandra.pids, IDLE_SECONDS);
       log(`cassandra idle: ${(idle * 100).toFixed(1)}% of a core`);
       const phases: Record<string, Phase> = {};
-      for (const [name, refs] of [['hot', hot], ['spread', spread]] as const) {
-        log(`${name}: ${senders} senders on ${refs.length} conversation(s), ${settings.warmupSeconds}s warm-up + ${settings.seconds}s`);
-        phases[name] = await measure(host, store, cassandra.pids, idle, refs, senders, settings);
+      const plan = [
+        ['hot', hot, false],
+        ['spread', spread, false],
+        ['hot_keyed', hot, true],
+        ['spread_keyed', spread, true],
+      ] as const;
+      for (const [name, refs, keyed] of plan) {
+        log(`${name}: ${senders} senders on ${refs.length} conversation(s)${keyed ? ', each send with its own message_id (an Idempotency-Key)' : ''}, ${settings.warmupSeconds}s warm-up + ${settings.seconds}s`);
+        phases[name] = await measure(host, store, cassandra.pids, idle, refs, senders, settings, keyed);
       }
       const stored = await historyCount(store, hot[0]!);
       const answered = (await store.conversations.get(hot[0]!, { kind: 'machine' }, 0))?.last_seq ?? -1;
-      if (stored < phases.hot!.sends) throw new BenchError(`the hot conversation holds ${stored} messages, fewer than the ${phases.hot!.sends} measured sends`);
+      if (stored < phases.hot!.sends + phases.hot_keyed!.sends) throw new BenchError(`the hot conversation holds ${stored} messages, fewer than the ${phases.hot!.sends + phases.hot_keyed!.sends} measured sends`);
       const figures: Record<string, number> = {};
       for (const [name, p] of Object.entries(phases)) {
         figures[`${name}_sends_per_s`] = Math.round(p.sends / p.seconds);
