@@ -12,14 +12,14 @@ import { eventMessage } from './wire.ts';
 import { OnlineMemo, type Presence } from '../presence/index.ts';
 
 /** Mailbox-only. Validates, assigns the seq, issues the append; `done` settles after publish. */
-export async function sendInMailbox(actor: ConversationActor, s: ActorState, intent: SendMessageIntent): Promise<Later<SendMessageResult>> {
+export async function sendInMailbox(actor: ConversationActor, s: ActorState, intent: SendMessageIntent, early?: Promise<MessageView | null>): Promise<Later<SendMessageResult>> {
   const { store } = actor.env;
   const c = s.conversation;
   if (intent.message_id !== undefined) {
     // A retry answers the original, even once the conversation was archived since.
     const pending = actor.pendingSends.get(intent.message_id);
     if (pending) return { done: pending.then((r) => ({ message: r.message, created: false })) };
-    const stored = await store.messages.get(c, intent.message_id, intent.sender_user_id);
+    const stored = await (early ?? store.messages.get(c, intent.message_id, intent.sender_user_id));
     if (stored) {
       // The first try's write failed here after it landed (an ambiguous store answer, e.g. a
       // Cassandra write timeout): it published nothing, so this retry announces the message once.

@@ -257,5 +257,28 @@ describe('seq ranges: cassandra', () => {
       const r = await two.host.sendMessage(cref, { sender_user_id: 'ann', sender_client_id: null, body: 'after', message_type: 'TEXT' });
       assert.equal(r.message.seq, last + 1);
     });
+
+    it('keyed sends and their retries at once on one host (ids looked up before the mailbox): each id stored once, every answer the stored message', async () => {
+      const [one] = hosts as [(typeof hosts)[0]];
+      const context = ctx();
+      const { conversation } = await one.host.createConversation({
+        ...context, type: 'GROUP', name: 'k', description: null, created_by_user_id: 'ann', created_by_client_id: null, member_user_ids: ['ann', 'bob'],
+      });
+      const cref = { ...context, conversation_id: conversation.conversation_id };
+      const ids = Array.from({ length: 30 }, () => randomUUID());
+      const send = (message_id: string, i: number) =>
+        one.host.sendMessage(cref, { message_id, sender_user_id: 'ann', sender_client_id: null, body: `k${i}`, message_type: 'TEXT' });
+      // Every id three times: twice at once, once more after a random pause (often after the first commit).
+      const tries = ids.flatMap((id, i) => [send(id, i), send(id, i), new Promise((r) => setTimeout(r, Math.random() * 30)).then(() => send(id, i))]);
+      const answers = await Promise.all(tries);
+      for (let i = 0; i < ids.length; i += 1) {
+        const mine = answers.slice(i * 3, i * 3 + 3);
+        assert.equal(mine.filter((a) => a.created).length, 1, `id ${i}: created once`);
+        for (const a of mine) assert.deepEqual({ id: a.message.message_id, seq: a.message.seq, body: a.message.body }, { id: ids[i], seq: mine[0]!.message.seq, body: `k${i}` });
+      }
+      const page = await one.store.messages.list({ ...cref, viewer_user_id: null, limit: 100 });
+      assert.deepEqual(new Set(page!.items.map((m) => m.message_id)), new Set(ids));
+      assert.equal(page!.items.length, ids.length, 'no id stored twice');
+    });
   });
 });
