@@ -50,7 +50,13 @@ function clientOptions(config: CassandraStoreConfig, keyspace?: string): cassand
     localDataCenter: config.localDataCenter,
     ...(keyspace === undefined ? {} : { keyspace }),
     ...(config.username == null ? {} : { credentials: { username: config.username, password: config.password ?? '' } }),
-    policies: { loadBalancing: new TokenAwarePolicy(new DCAwareRoundRobinPolicy(config.localDataCenter)) },
+    policies: {
+      loadBalancing: new TokenAwarePolicy(new DCAwareRoundRobinPolicy(config.localDataCenter)),
+      // An idempotent statement (every plain one: optionsFor) unanswered after 300 ms is sent once
+      // more, to the next coordinator: a coordinator that waits on a replica which died a moment
+      // ago (not yet convicted) would otherwise hold it for the whole server timeout.
+      speculativeExecution: new cassandra.policies.speculativeExecution.ConstantSpeculativeExecutionPolicy(300, 1),
+    },
     queryOptions: { consistency: cassandra.types.consistencies.localQuorum, serialConsistency: cassandra.types.consistencies.localSerial, prepare: true },
   };
 }
