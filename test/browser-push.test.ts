@@ -91,18 +91,33 @@ describe('browser: web push', () => {
     assert.deepEqual(document.notification, { title: 'Alice Anders', body: 'Ping for the push' });
     assert.equal(document.data.message_id, sent.message_id);
 
-    // The push service hands it to the browser: the service worker shows it.
-    await cdp.send('ServiceWorker.deliverPushMessage', { origin: node.origin, registrationId: registrationId as string, data: JSON.stringify(document) });
-    const shown = await page.evaluate(async () => {
-      const nav = globalThis as unknown as { navigator: { serviceWorker: { getRegistration(s: string): Promise<{ getNotifications(): Promise<{ title: string; body: string; data: unknown }[]> } | undefined> } } };
-      for (let i = 0; i < 50; i++) {
-        const reg = await nav.navigator.serviceWorker.getRegistration('/app/');
-        const list = (await reg?.getNotifications()) ?? [];
-        if (list.length > 0) return list.map((n) => ({ title: n.title, body: n.body, data: n.data }));
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      return [];
+    // The push service hands it to the browser: the service worker shows it. Only once the worker
+    // is active: a push delivered to one still installing is dropped (seen once in CI).
+    await page.evaluate(async () => {
+      const nav = globalThis as unknown as { navigator: { serviceWorker: { ready: Promise<unknown> } } };
+      await nav.navigator.serviceWorker.ready;
     });
+    const deliver = () => cdp.send('ServiceWorker.deliverPushMessage', { origin: node.origin, registrationId: registrationId as string, data: JSON.stringify(document) });
+    const notifications = () =>
+      page.evaluate(async () => {
+        const nav = globalThis as unknown as { navigator: { serviceWorker: { getRegistration(s: string): Promise<{ getNotifications(): Promise<{ title: string; body: string; data: unknown }[]> } | undefined> } } };
+        for (let i = 0; i < 50; i++) {
+          const reg = await nav.navigator.serviceWorker.getRegistration('/app/');
+          const list = (await reg?.getNotifications()) ?? [];
+          if (list.length > 0) return list.map((n) => ({ title: n.title, body: n.body, data: n.data }));
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return [];
+      });
+    await deliver();
+    let shown = await notifications();
+    if (shown.length === 0) {
+      // Chromium dropped the DevTools delivery once in CI (1 run of ~10); a push service delivers
+      // again too. The notification is tagged with its message, so a second delivery of a push
+      // that did arrive replaces it: still exactly one below.
+      await deliver();
+      shown = await notifications();
+    }
     assert.deepEqual(shown, [{ title: 'Alice Anders', body: 'Ping for the push', data: document.data }]);
     await screenshot(page, 'push-enabled');
 

@@ -17,7 +17,10 @@ self.addEventListener('push', (event) => {
   const data = (doc && doc.data) || {};
   const title = typeof n.title === 'string' && n.title !== '' ? n.title : 'New message';
   const body = typeof n.body === 'string' ? n.body : '';
-  event.waitUntil(self.registration.showNotification(title, { body, data, icon: '/app/icon.svg' }));
+  // Tagged with the message: a push delivered twice (push services may redeliver) replaces its
+  // notification instead of showing the message twice.
+  const tag = typeof data.message_id === 'string' && data.message_id !== '' ? `message:${data.message_id}` : undefined;
+  event.waitUntil(self.registration.showNotification(title, { body, data, icon: '/app/icon.svg', ...(tag ? { tag } : {}) }));
 });
 
 self.addEventListener('notificationclick', (event) => {
