@@ -4,14 +4,12 @@
  * backoff (the worker then hands early retries back without calling the push service).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import webpush from 'web-push';
+import { describe, test } from 'node:test';
 import { defaultRetry } from '../src/bus/index.ts';
 import { MAX_RETRY_AFTER_MS, parseRetryAfter, pushRetryPolicy } from '../src/push/retry.ts';
 import { RetryablePushError } from '../src/push/sender.ts';
-import { WebPushSender } from '../src/push/web-push-sender.ts';
 import { startPushKit, type PushKit } from './helpers/push-kit.ts';
-import { StandInPushService, type ReceivedPush, type TestSubscription } from './helpers/push-service.ts';
+import { useStandInPush } from './helpers/push-service.ts';
 
 test('Retry-After: delay seconds, an HTTP date from now, nothing else', () => {
   const now = Date.parse('Wed, 21 Oct 2026 07:28:00 GMT');
@@ -35,37 +33,28 @@ test('pushRetryPolicy: the default backoff, stretched to Retry-After, given up p
 });
 
 describe('web push honours Retry-After', () => {
-  let push: StandInPushService;
-  const vapid = { ...webpush.generateVAPIDKeys(), subject: 'mailto:ops@example.com' };
-  before(async () => {
-    push = await StandInPushService.start();
-    push.trustVapidKey(vapid.publicKey);
-  });
-  after(async () => {
-    await push?.stop();
-  });
-  const of = (message_id: string, sub: TestSubscription): ReceivedPush[] =>
-    push.for(sub).filter((r) => (r.document as { data: { message_id: string } }).data.message_id === message_id);
+  const stand = useStandInPush();
+  const { of } = stand;
 
   async function scenario(kit: PushKit): Promise<void> {
-    const carol = push.subscribe();
-    const frank = push.subscribe();
+    const carol = stand.push.subscribe();
+    const frank = stand.push.subscribe();
     await kit.register('carol', 'web', carol.json.endpoint, carol.json.keys);
     await kit.register('frank', 'web', frank.json.endpoint, frank.json.keys);
-    push.answer(carol, { status: 429, retryAfter: '1' });
+    stand.push.answer(carol, { status: 429, retryAfter: '1' });
     const m = await kit.send('wait for it');
-    await push.waitFor(() => of(m, carol).some((r) => r.status === 201) && of(m, frank).length === 1);
+    await stand.push.waitFor(() => of(m, carol).some((r) => r.status === 201) && of(m, frank).length === 1);
     const tries = of(m, carol);
     assert.deepEqual(tries.map((r) => r.status), [429, 201]);
     const waited = (tries[1]?.at ?? 0) - (tries[0]?.at ?? 0);
     assert.ok(waited >= 1000, `retried after ${waited} ms`);
     assert.equal(of(m, frank).length, 1, 'a served device is not pushed twice');
-    assert.deepEqual(push.problems, []);
+    assert.deepEqual(stand.push.problems, []);
     assert.deepEqual(kit.givenUp, []);
   }
 
   test('with pushRetryPolicy on the bus', async () => {
-    const kit = await startPushKit({ web: new WebPushSender(vapid, { timeoutMs: 1500, caFile: push.caFile }) });
+    const kit = await startPushKit({ web: stand.sender() });
     try {
       await scenario(kit);
     } finally {
@@ -74,7 +63,7 @@ describe('web push honours Retry-After', () => {
   });
 
   test('with the default backoff on the bus: early attempts send nothing', async () => {
-    const kit = await startPushKit({ web: new WebPushSender(vapid, { timeoutMs: 1500, caFile: push.caFile }) }, defaultRetry);
+    const kit = await startPushKit({ web: stand.sender() }, defaultRetry);
     try {
       await scenario(kit);
     } finally {

@@ -5,46 +5,35 @@
  * in-process bus, web push to a stand-in push service.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import webpush from 'web-push';
+import { test } from 'node:test';
 import { PushWorker } from '../src/push/push-worker.ts';
-import { WebPushSender } from '../src/push/web-push-sender.ts';
 import { APP, TENANT, startPushKit, type PushKit } from './helpers/push-kit.ts';
-import { StandInPushService, type ReceivedPush, type TestSubscription } from './helpers/push-service.ts';
+import { useStandInPush } from './helpers/push-service.ts';
 
-let push: StandInPushService;
-const vapid = { ...webpush.generateVAPIDKeys(), subject: 'mailto:ops@example.com' };
-before(async () => {
-  push = await StandInPushService.start();
-  push.trustVapidKey(vapid.publicKey);
-});
-after(async () => {
-  await push?.stop();
-});
-const of = (message_id: string, sub: TestSubscription): ReceivedPush[] =>
-  push.for(sub).filter((r) => (r.document as { data: { message_id: string } }).data.message_id === message_id);
-const kitWith = (): Promise<PushKit> => startPushKit({ web: new WebPushSender(vapid, { timeoutMs: 1500, caFile: push.caFile }) });
+const stand = useStandInPush();
+const { of } = stand;
+const kitWith = (): Promise<PushKit> => startPushKit({ web: stand.sender() });
 
 test('a device registered while the job waits for its retry does not get the older message', async () => {
   const kit = await kitWith();
   try {
-    const carol = push.subscribe();
+    const carol = stand.push.subscribe();
     await kit.register('carol', 'web', carol.json.endpoint, carol.json.keys);
-    push.answer(carol, { status: 429, retryAfter: '1' });
+    stand.push.answer(carol, { status: 429, retryAfter: '1' });
     const m = await kit.send('before the new devices');
-    await push.waitFor(() => of(m, carol).length === 1, 10_000, 'the first attempt');
+    await stand.push.waitFor(() => of(m, carol).length === 1, 10_000, 'the first attempt');
 
     // During the wait: carol adds a second browser, frank registers his first one.
-    const carolLater = push.subscribe();
-    const frank = push.subscribe();
+    const carolLater = stand.push.subscribe();
+    const frank = stand.push.subscribe();
     await kit.register('carol', 'web', carolLater.json.endpoint, carolLater.json.keys);
     await kit.register('frank', 'web', frank.json.endpoint, frank.json.keys);
 
-    await push.waitFor(() => of(m, carol).some((r) => r.status === 201), 10_000, 'the retry');
+    await stand.push.waitFor(() => of(m, carol).some((r) => r.status === 201), 10_000, 'the retry');
     // They are fine devices: the next message reaches all three. Waiting for it also lets the
     // retry's other deliveries, sent together with carol's, land before the check below.
     const next = await kit.send('after');
-    await push.waitFor(() => [carol, carolLater, frank].every((s) => of(next, s).some((r) => r.status === 201)), 10_000, 'the next message');
+    await stand.push.waitFor(() => [carol, carolLater, frank].every((s) => of(next, s).some((r) => r.status === 201)), 10_000, 'the next message');
     assert.deepEqual(of(m, carolLater), [], 'registered after the send');
     assert.deepEqual(of(m, frank), [], 'registered after the send');
     assert.deepEqual(kit.givenUp, []);
@@ -58,12 +47,12 @@ test('a late first attempt skips devices registered after the send, whether the 
   // The kit's worker takes no job: the attempts below, by a worker of their own, come late.
   await kit.worker.close();
   const late = new PushWorker({
-    bus: kit.bus, store: kit.store, presence: kit.presence, senders: { web: new WebPushSender(vapid, { timeoutMs: 1500, caFile: push.caFile }) }, concurrency: 1,
+    bus: kit.bus, store: kit.store, presence: kit.presence, senders: { web: stand.sender() }, concurrency: 1,
     log: { warn: () => undefined, debug: () => undefined },
   });
   try {
-    const frank = push.subscribe();
-    const dave = push.subscribe();
+    const frank = stand.push.subscribe();
+    const dave = stand.push.subscribe();
     await kit.register('dave', 'web', dave.json.endpoint, dave.json.keys);
     const ref = { tenant_id: TENANT, application_id: APP, conversation_id: kit.conversation_id };
     const m1 = await kit.send('one');

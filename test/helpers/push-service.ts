@@ -17,6 +17,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { jwtVerify, importJWK } from 'jose';
+import { after, before } from 'node:test';
+import webpush from 'web-push';
+import { WebPushSender } from '../../src/push/web-push-sender.ts';
 
 interface Ece {
   decrypt(buffer: Buffer, params: { version: 'aes128gcm'; privateKey: crypto.ECDH; authSecret: string }): Buffer;
@@ -175,4 +178,37 @@ export class StandInPushService {
   private wake(): void {
     for (const w of this.waiters.splice(0)) w();
   }
+}
+
+/**
+ * A stand-in push service for the tests of one file or suite (node:test before/after hooks where
+ * this is called), trusting a VAPID key made for them: `sender()` is a WebPushSender with that key
+ * and the service's CA, `of` the pushes a subscription got for one message.
+ */
+export function useStandInPush(): {
+  readonly push: StandInPushService;
+  vapid: { publicKey: string; privateKey: string; subject: string };
+  sender(): WebPushSender;
+  of(message_id: string, sub: TestSubscription): ReceivedPush[];
+} {
+  const vapid = { ...webpush.generateVAPIDKeys(), subject: 'mailto:ops@example.com' };
+  let push: StandInPushService | undefined;
+  before(async () => {
+    push = await StandInPushService.start();
+    push.trustVapidKey(vapid.publicKey);
+  });
+  after(async () => {
+    await push?.stop();
+  });
+  const kit = {
+    get push(): StandInPushService {
+      if (push === undefined) throw new Error('the stand-in push service is not started yet (use it inside a test)');
+      return push;
+    },
+    vapid,
+    sender: () => new WebPushSender(vapid, { timeoutMs: 1500, caFile: kit.push.caFile }),
+    of: (message_id: string, sub: TestSubscription): ReceivedPush[] =>
+      kit.push.for(sub).filter((r) => (r.document as { data: { message_id: string } }).data.message_id === message_id),
+  };
+  return kit;
 }
