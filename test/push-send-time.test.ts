@@ -57,6 +57,10 @@ test('a late first attempt skips devices registered after the send, whether the 
     const ref = { tenant_id: TENANT, application_id: APP, conversation_id: kit.conversation_id };
     const m1 = await kit.send('one');
     const m2 = await kit.send('two');
+    // Send times and registration times are milliseconds, and a device registered in the
+    // millisecond of the send counts as registered by then: frank registers a tick later.
+    const m2At = Date.parse((await kit.store.messages.get(ref, m2, null))?.created_at ?? '');
+    while (Date.now() <= m2At) await new Promise((r) => setTimeout(r, 1));
     await kit.register('frank', 'web', frank.json.endpoint, frank.json.keys);
     // m1 as the actor enqueues it (candidates and send time known: no message read before the
     // devices); m2 as a job of an older node (the worker reads the send time from the message).

@@ -56,6 +56,15 @@ const plain = (r: ReadSinceResult<TestEvent>): ReadSinceResult<TestEvent> => (r.
 
 const ns = (entries: readonly BusEntry<TestEvent>[]): number[] => entries.map((e) => e.event.n);
 
+/** Polls until `ok` holds; fails after 5 s with `what`. */
+async function until(ok: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!ok()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
@@ -335,12 +344,16 @@ export function busContract(name: string, make: MakeBus, traits: BusTraits = {})
         const stop1 = bus.consume(handler, { concurrency: 2 });
         const stop2 = bus.consume(handler, { concurrency: 1 });
         for (let i = 0; i < 6; i += 1) await bus.enqueue(`j${i}`);
-        await new Promise((r) => setImmediate(r));
+        // A networked bus hands jobs over in its own time: wait for three to run, then give a
+        // fourth the chance to start (it must not, the consumers are full).
+        await until(() => running === 3, 'three jobs running');
+        await new Promise((r) => setTimeout(r, 20));
         assert.equal(peak, 3, 'two consumers, 2 + 1 at once');
         const stopped = stop1();
         release.resolve();
         await stopped;
-        await new Promise((r) => setTimeout(r, 5));
+        // The second consumer takes what the first left.
+        await until(() => handled.length === 6, 'every job handled');
         await stop2();
         assert.equal(new Set(handled).size, handled.length, 'no job twice');
         assert.equal(handled.length, 6);
