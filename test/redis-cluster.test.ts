@@ -22,6 +22,7 @@ import { redisRetentionLease } from '../src/retention/retention-lease.ts';
 import { Membership } from '../src/sharding/membership.ts';
 import { redisBusSuite } from './bus/redis-bus-suite.ts';
 import { redisFanSuite } from './bus/redis-fan-suite.ts';
+import { refuseNewConnections } from './helpers/redis.ts';
 import { useTestRedisCluster } from './helpers/redis-cluster.ts';
 
 const redisCluster = useTestRedisCluster();
@@ -34,6 +35,12 @@ const admin = (): Cluster => (adminConnection ??= factory()('admin') as Cluster)
 after(() => {
   adminConnection?.disconnect();
 });
+/** The masters, once the admin connection knows the slot map (it is empty before). */
+const masters = async (): Promise<ReturnType<Cluster['nodes']>> => {
+  const a = admin();
+  if (a.status !== 'ready') await new Promise<void>((resolve, reject) => a.once('ready', resolve).once('error', reject));
+  return a.nodes('master');
+};
 
 busContract('redis cluster', async ({ window, now, retry }) =>
   createBus<TestEvent, string>({ driver: 'redis', redis: factory(), keyPrefix: prefix(), nodeId: 'contract', window, now, retry, jobShards: JOB_SHARDS }),
@@ -43,7 +50,8 @@ redisBusSuite({
   factory,
   admin,
   jobShards: JOB_SHARDS,
-  killPubSub: async () => void (await Promise.all(admin().nodes('master').map((n) => n.client('KILL', 'TYPE', 'pubsub')))),
+  killPubSub: async () => void (await Promise.all((await masters()).map((n) => n.client('KILL', 'TYPE', 'pubsub')))),
+  refuseNewConnections: async (refuse) => void (await Promise.all((await masters()).map((n) => refuseNewConnections(n, refuse)))),
 });
 busContract(
   'redis cluster (fan log)',
@@ -57,7 +65,7 @@ redisFanSuite({
   admin,
   killByName: async (part) => {
     let killed = 0;
-    for (const node of admin().nodes('master')) {
+    for (const node of await masters()) {
       const list = String(await node.client('LIST'));
       const ids = [...list.matchAll(/id=(\d+) .*?name=(\S*)/g)].filter((m) => m[2]!.includes(part)).map((m) => m[1]!);
       for (const id of ids) await node.client('KILL', 'ID', id);
@@ -106,9 +114,9 @@ describe('redis cluster: keys, slots and load', () => {
       for (let i = 0; i < 16; i += 1) await bus.enqueue(`job-${i}`);
       for (let i = 0; i < 30; i += 1) await limiter.consume(`send:acme:u${i}`, { limit: 10, windowSeconds: 10 });
       for (let i = 0; i < 30; i += 1) await presence.heartbeat(`tenant-${i}`, 'u', Date.now());
-      const masters = admin().nodes('master');
-      assert.equal(masters.length, 3);
-      for (const m of masters) {
+      const all = await masters();
+      assert.equal(all.length, 3);
+      for (const m of all) {
         const keys = await m.keys(`${keyPrefix}*`);
         assert.ok(keys.some((k) => k.includes(':bus:{room-')), `channel keys on ${m.options.port}`);
         assert.ok(keys.some((k) => k.includes(':bus:{jobs:')), `job shards on ${m.options.port}`);

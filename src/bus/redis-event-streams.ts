@@ -371,9 +371,17 @@ export class RedisEventStreams<E> {
       return false;
     }
     try {
-      const last = state.last;
-      if (last) {
-        const missed = await this.readSince(state.channel, `${last.epoch}-${last.ms}-${last.seq}`);
+      // Replay from the last delivered event; with none delivered yet, from the oldest one held
+      // (this node's own publishes wait here while unsubscribed): what others published after it
+      // was not heard either.
+      let from = state.last ? `${state.last.epoch}-${state.last.ms}-${state.last.seq}` : null;
+      if (!from && state.held && state.held.length > 0) {
+        const first = oldest(state.held);
+        this.accept(state, first.id, first.event);
+        from = first.id;
+      }
+      if (from) {
+        const missed = await this.readSince(state.channel, from);
         if (missed.reset) this.gap(state, new LiveGapError(state.channel));
         else for (const e of missed.events) this.accept(state, e.id, e.event);
       }
@@ -387,4 +395,19 @@ export class RedisEventStreams<E> {
     }
     return true;
   }
+}
+
+/** The held entry with the lowest position in the first entry's epoch. */
+function oldest<E>(held: readonly { id: string; event: E }[]): { id: string; event: E } {
+  let best = held[0]!;
+  let bestPos = parseId(best.id);
+  for (const e of held) {
+    const pos = parseId(e.id);
+    if (!pos || !bestPos || pos.epoch !== bestPos.epoch) continue;
+    if (pos.ms < bestPos.ms || (pos.ms === bestPos.ms && pos.seq < bestPos.seq)) {
+      best = e;
+      bestPos = pos;
+    }
+  }
+  return best;
 }

@@ -177,8 +177,25 @@ export function dedicatedTo(client: RedisClient, key: string, name: string): Red
   return node.duplicate({ connectionName: name, lazyConnect: false, retryStrategy: () => null, enableAutoPipelining: false });
 }
 
-/** Reloads a Cluster's slot map (after a connection to a node was lost); nothing on one server. */
-export function refreshTopology(client: RedisClient): Promise<void> {
+/**
+ * Reloads a Cluster's slot map (after a connection to a node was lost); nothing on one server. A
+ * Cluster still connecting has no node to ask yet (a refresh would fail at once): this waits for
+ * its first slot map instead, up to `firstMapMs`.
+ */
+export function refreshTopology(client: RedisClient, firstMapMs = 5_000): Promise<void> {
   if (!isCluster(client)) return Promise.resolve();
+  if (client.status === 'connecting' || client.status === 'connect') {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        client.off('ready', done);
+        client.off('end', done);
+        resolve();
+      };
+      const timer = setTimeout(done, firstMapMs);
+      client.once('ready', done);
+      client.once('end', done);
+    });
+  }
   return new Promise((resolve) => client.refreshSlotsCache(() => resolve()));
 }

@@ -24,6 +24,8 @@ export interface RedisTarget {
   jobShards: number;
   /** Cuts every pub/sub connection to the target (CLIENT KILL TYPE pubsub on every node). */
   killPubSub(): Promise<void>;
+  /** Makes every node of the target refuse new connections (maxclients), or take them again. */
+  refuseNewConnections(refuse: boolean): Promise<void>;
 }
 
 interface Node {
@@ -256,6 +258,34 @@ export function redisBusSuite(target: RedisTarget): void {
         await a.bus.publish('room', { n: 6 });
         await until(() => seen.length >= 6, 'event 6 live');
         assert.deepEqual(seen, [1, 2, 3, 4, 5, 6]);
+      } finally {
+        await closeAll(c.all);
+      }
+    });
+
+    it("a subscription refused before its first event: what others published between this node's own events is replayed, in order", async () => {
+      const c = cluster(target);
+      const [a, b] = [c.node('a'), c.node('b')];
+      try {
+        // Both nodes' command connections open; then Redis takes no new connection, so A's
+        // subscriber link cannot open: A's own events wait (held) for a subscription that
+        // works, B's are heard by nobody on A.
+        await a.bus.publish('other', { n: 0 });
+        await b.bus.publish('other', { n: 0 });
+        await target.refuseNewConnections(true);
+        const seen: number[] = [];
+        try {
+          a.bus.subscribe('room', (e) => seen.push(e.event.n));
+          for (let n = 1; n <= 5; n += 1) {
+            await a.bus.publish('room', { n });
+            await b.bus.publish('room', { n: 100 + n });
+          }
+        } finally {
+          await target.refuseNewConnections(false);
+        }
+        await a.bus.publish('room', { n: 999 });
+        await until(() => seen.at(-1) === 999, 'the last event on A');
+        assert.deepEqual(seen, [1, 101, 2, 102, 3, 103, 4, 104, 5, 105, 999]);
       } finally {
         await closeAll(c.all);
       }

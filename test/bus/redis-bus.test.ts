@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { busContract, type TestEvent } from '../../src/bus/contract.ts';
 import { createBus } from '../../src/bus/index.ts';
 import { redisFactory } from '../../src/redis/client.ts';
-import { startTestRedis } from '../helpers/redis.ts';
+import { refuseNewConnections, startTestRedis } from '../helpers/redis.ts';
 import { redisBusSuite } from './redis-bus-suite.ts';
 import { redisFanSuite } from './redis-fan-suite.ts';
 
@@ -46,6 +46,7 @@ redisBusSuite({
   admin: () => admin,
   jobShards: 1,
   killPubSub: async () => void (await admin.client('KILL', 'TYPE', 'pubsub')),
+  refuseNewConnections: (refuse) => refuseNewConnections(admin, refuse),
 });
 
 redisFanSuite({

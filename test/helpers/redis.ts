@@ -81,3 +81,20 @@ export function quietConnection(url: string, keyPrefix: string, name: string): R
   redis.on('error', () => {});
   return redis;
 }
+
+const maxClientsBefore = new WeakMap<object, string>();
+
+/**
+ * Makes one Redis refuse every new connection (maxclients lowered to the connections it has),
+ * or, with `false`, take them again (maxclients as before). The connections it has keep working.
+ */
+export async function refuseNewConnections(redis: RedisClient, refuse: boolean): Promise<void> {
+  if (refuse) {
+    const [, before] = (await redis.config('GET', 'maxclients')) as [string, string];
+    maxClientsBefore.set(redis, before);
+    const connected = Number(/connected_clients:(\d+)/.exec(String(await redis.info('clients')))?.[1]);
+    await redis.config('SET', 'maxclients', String(connected));
+  } else {
+    await redis.config('SET', 'maxclients', maxClientsBefore.get(redis) ?? '10000');
+  }
+}
