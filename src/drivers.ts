@@ -51,7 +51,7 @@ export async function openDrivers(cfg: Config, hooks: DriverHooks): Promise<Driv
     cfg.store.driver === 'sqlite'
       ? await createStore({ driver: 'sqlite', mode: cfg.store.mode, writer: cfg.store.writer, path: sqliteStorePath(cfg.dataDir), groupCommit: { minIntervalMs: cfg.store.commitIntervalMs } })
       : await createStore({ ...cfg.store });
-  const rateLimiter = cfg.rateLimit.driver === 'redis' ? createRateLimiter({ driver: 'redis', redis: need('rate limiting')('chat-ratelimit'), keyPrefix }) : createRateLimiter({ driver: 'memory' });
+  const rateLimiter = cfg.rateLimit.driver === 'redis' ? createRateLimiter({ driver: 'redis', redis: need('rate limiting')('chat-ratelimit'), keyPrefix, lease: cfg.rateLimit.lease }) : createRateLimiter({ driver: 'memory' });
   const presence =
     cfg.presence.driver === 'redis'
       ? createPresence({ driver: 'redis', redis: need('presence')('chat-presence'), keyPrefix, windowMs: cfg.presence.windowMs })

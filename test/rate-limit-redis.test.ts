@@ -23,6 +23,15 @@ const connect = (url: string, name: string): RedisClient => quietConnection(url,
 
 const limiter = (url: string = server.url): RateLimiter => createRateLimiter({ driver: 'redis', redis: connect(url, 'rate-limit-test'), keyPrefix: PREFIX });
 
+const LEASE = { maxTokens: 8, ms: 1000 };
+const leasing = (url: string = server.url): RateLimiter => createRateLimiter({ driver: 'redis', redis: connect(url, 'rate-limit-test'), keyPrefix: PREFIX, lease: LEASE });
+
+/** Scripts Redis ran so far (INFO commandstats): how many hits went to Redis. */
+async function scriptCalls(probe: RedisClient): Promise<number> {
+  const info = String(await probe.info('commandstats'));
+  return [...info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+}
+
 /** Deterministic pseudo-random numbers (LCG). */
 function lcg(seed: number): () => number {
   let s = seed >>> 0;
@@ -41,6 +50,8 @@ after(async () => {
 });
 
 rateLimiterContract('redis', async () => limiter());
+// Leases change no guarantee of the contract (the contract's keys are hit from one limiter).
+rateLimiterContract('redis (leases of 8)', async () => leasing());
 
 describe('RedisRateLimiter as a shared driver', () => {
   it('two nodes (separate connections) share one budget: concurrent hits admit exactly the limit', async () => {
@@ -134,6 +145,108 @@ describe('RedisRateLimiter as a shared driver', () => {
       await assert.rejects(rl.consume(`never:${randomUUID()}`, { limit: 1, windowSeconds: 1 }, T0));
     } finally {
       await rl.close();
+    }
+  });
+});
+
+describe('RedisRateLimiter leases', () => {
+  const rule = { limit: 1000, windowSeconds: 60 };
+  const W0 = T0 - (T0 % 60_000);
+
+  it('a busy key asks Redis for 1, 2, 4, 8 hits, then 8 at a time; every hit is counted once in Redis', async () => {
+    const rl = leasing();
+    const probe = connect(server.url, 'probe');
+    const key = `busy:${randomUUID()}`;
+    try {
+      const before = await scriptCalls(probe);
+      const remaining: number[] = [];
+      for (let i = 0; i < 31; i += 1) {
+        const d = await rl.consume(key, rule, W0 + 1_000 + i);
+        assert.equal(d.allowed, true);
+        remaining.push(d.remaining);
+      }
+      // 1 + 2 + 4 + 8 + 8 + 8 hits counted: 6 scripts for 31 hits, 0 handed out beyond them.
+      assert.equal((await scriptCalls(probe)) - before, 6);
+      assert.equal((await probe.hget(`${PREFIX}rl:${key}`, 'c')), '31');
+      assert.deepEqual(remaining, Array.from({ length: 31 }, (_, i) => 1000 - 1 - i), 'remaining goes down one per hit');
+    } finally {
+      await rl.close();
+      await probe.quit();
+    }
+  });
+
+  it('a key hit less often than the lease time never leases: one script per hit', async () => {
+    const rl = leasing();
+    const probe = connect(server.url, 'probe');
+    const key = `quiet:${randomUUID()}`;
+    try {
+      const before = await scriptCalls(probe);
+      for (let i = 0; i < 5; i += 1) assert.equal((await rl.consume(key, rule, W0 + 1_000 + i * LEASE.ms)).allowed, true);
+      assert.equal((await scriptCalls(probe)) - before, 5);
+      assert.equal(await probe.hget(`${PREFIX}rl:${key}`, 'c'), '5');
+    } finally {
+      await rl.close();
+      await probe.quit();
+    }
+  });
+
+  it('leased hits are not handed out after the lease time, nor after the window they were counted in', async () => {
+    const rl = leasing();
+    const probe = connect(server.url, 'probe');
+    const key = `edge:${randomUUID()}`;
+    try {
+      // A grant of 2 at 59.9 s into the window: its spare hit is for this window only.
+      const end = W0 + 60_000;
+      await rl.consume(key, rule, end - 100);
+      await rl.consume(key, rule, end - 90); // asks for 2: one answered, one leased
+      assert.equal(await probe.hget(`${PREFIX}rl:${key}`, 'c'), '3');
+      const before = await scriptCalls(probe);
+      await rl.consume(key, rule, end + 1); // the next window: to Redis, not from the lease
+      assert.equal((await scriptCalls(probe)) - before, 1);
+      assert.equal(await probe.hget(`${PREFIX}rl:${key}`, 's'), String(end), 'counted in the new window');
+      // Within a window: a lease is over after its time.
+      const other = `late:${randomUUID()}`;
+      await rl.consume(other, rule, W0 + 1_000);
+      await rl.consume(other, rule, W0 + 1_010); // a lease of 2
+      const mid = await scriptCalls(probe);
+      await rl.consume(other, rule, W0 + 1_010 + LEASE.ms);
+      assert.equal((await scriptCalls(probe)) - mid, 1, 'the spare hit is not used after the lease time');
+    } finally {
+      await rl.close();
+      await probe.quit();
+    }
+  });
+
+  it('nodes leasing one key never admit more than the limit in a window; the last quarter goes one hit at a time', async () => {
+    const nodes = [leasing(), leasing(), leasing()];
+    const key = `shared:${randomUUID()}`;
+    const small = { limit: 100, windowSeconds: 60 };
+    try {
+      let admitted = 0;
+      let refusedAt = -1;
+      for (let i = 0; i < 300; i += 1) {
+        const d = await nodes[i % 3]!.consume(key, small, W0 + 1_000 + i);
+        if (d.allowed) admitted += 1;
+        else if (refusedAt < 0) refusedAt = i;
+      }
+      assert.ok(admitted <= 100, `admitted ${admitted}`);
+      // Spare hits held by the other two nodes when the key runs out are at most a quarter of
+      // what was left at their grants: the key admits nearly its limit.
+      assert.ok(admitted >= 90, `admitted ${admitted}`);
+      assert.ok(refusedAt >= 90, `first refusal at hit ${refusedAt}`);
+    } finally {
+      await Promise.all(nodes.map((n) => n.close()));
+    }
+  });
+
+  it('refuses a lease configuration out of range', () => {
+    const redis = connect(server.url, 'unused');
+    try {
+      for (const lease of [{ maxTokens: 0, ms: 1000 }, { maxTokens: 1.5, ms: 1000 }, { maxTokens: 4, ms: 0 }]) {
+        assert.throws(() => createRateLimiter({ driver: 'redis', redis, keyPrefix: PREFIX, lease }), RangeError, JSON.stringify(lease));
+      }
+    } finally {
+      redis.disconnect();
     }
   });
 });

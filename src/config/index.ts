@@ -22,7 +22,8 @@ export type IdpConfig =
   | { driver: 'embedded'; fixturePath: string; devLogin: boolean }
   | { driver: 'http'; url: string; timeoutMs: number; directoryKey: string };
 
-export type RateLimitConfig = { driver: 'memory' } | { driver: 'redis' };
+/** `lease`: hits of a busy key counted at once and handed out by the node (src/ratelimit/redis-rate-limiter.ts). */
+export type RateLimitConfig = { driver: 'memory' } | { driver: 'redis'; lease: { maxTokens: number; ms: number } };
 
 /** Storage: the embedded SQLite file in the data directory, or Cassandra / ScyllaDB. */
 export type StoreSettings =
@@ -162,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
   const rateDriver = str('CHAT_RATE_LIMIT_DRIVER', clustered ? 'redis' : 'memory');
   if (rateDriver !== 'memory' && rateDriver !== 'redis') problems.push(`CHAT_RATE_LIMIT_DRIVER must be "memory" or "redis" (got "${rateDriver}")`);
   if (rateDriver === 'redis' && !clustered) problems.push('CHAT_RATE_LIMIT_DRIVER=redis needs CHAT_CLUSTER=redis (and its CHAT_REDIS_URL)');
+  const rateLease = { maxTokens: int('CHAT_RATE_LIMIT_LEASE', 8, 1, 1000), ms: int('CHAT_RATE_LIMIT_LEASE_MS', 1000, 1, 60_000) };
 
   const storeDriver = str('CHAT_STORE_DRIVER', 'sqlite');
   if (storeDriver !== 'sqlite' && storeDriver !== 'cassandra') problems.push(`CHAT_STORE_DRIVER must be "sqlite" or "cassandra" (got "${storeDriver}")`);
@@ -255,7 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
     revocationPollMs: int('CHAT_REVOCATION_POLL_MS', 2000, 100, 600000),
     tokenCacheSize: int('CHAT_TOKEN_CACHE_SIZE', 100000, 0, 10000000),
     bodyLimitBytes: int('CHAT_BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
-    rateLimit: { driver: rateDriver === 'redis' ? 'redis' : 'memory' },
+    rateLimit: rateDriver === 'redis' ? { driver: 'redis', lease: rateLease } : { driver: 'memory' },
     store,
     cursorSecret,
     rates: {

@@ -44,7 +44,8 @@ export function resolveAccess(identity: IdentityService, route: AnyRoute, p: Pri
 export function applyLimit(deps: EdgeDeps, ex: Exchange, key: string, policy: 'client' | 'send' | 'lookup'): void | Promise<void> {
   const rule = deps.config.rates[policy];
   const limiter = deps.rateLimiter;
-  return then(limiter.consumeSync ? limiter.consumeSync(key, rule) : limiter.consume(key, rule), (d) => {
+  const decision = limiter.consumeSync ? limiter.consumeSync(key, rule) : (limiter.consumeLeased?.(key, rule) ?? limiter.consume(key, rule));
+  return then(decision, (d) => {
     const headers = rateLimitHeaders(policy, rule, d);
     if (!d.allowed) {
       deps.metrics.rateLimited.inc({ policy });

@@ -39,6 +39,8 @@ export interface RedisRateLimiterConfig {
   redis: RedisClient;
   /** Prepended to every key (`<keyPrefix>rl:<key>`), so several clusters can share one Redis. */
   keyPrefix: string;
+  /** Hits of a busy key counted at once and handed out by this node (redis-rate-limiter.ts); default none. */
+  lease?: { maxTokens: number; ms: number };
 }
 
 export interface RateDecision {
@@ -77,6 +79,12 @@ export interface RateLimiter {
    * (but throwing instead of rejecting), so the edge's hot path needs no promise.
    */
   consumeSync?(key: string, rule: RateRule, now?: number): RateDecision;
+  /**
+   * Optional: a hit answered at once from what this node holds for the key (a lease of the
+   * shared driver), or null when it holds nothing for it and consume() must ask. An answer is
+   * always an admitted hit, counted as consume() would.
+   */
+  consumeLeased?(key: string, rule: RateRule, now?: number): RateDecision | null;
   /** Releases timers and connections. consume() after close() rejects. Idempotent. */
   close(): Promise<void>;
 }

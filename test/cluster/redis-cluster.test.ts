@@ -128,7 +128,13 @@ describe('redis cluster: chat nodes', () => {
         const { res } = await send(k % 2, id, tok.carol!, `limited ${k}`, attempts);
         remaining.push(Number(/r=(\d+)/.exec(String(res.headers.ratelimit ?? ''))?.[1]));
       }
-      for (let k = 1; k < remaining.length; k += 1) assert.equal(remaining[k], remaining[k - 1]! - 1, `one budget across nodes: ${remaining.join(', ')}`);
+      // With leases (the default) each node answers its own view: the count at its last grant,
+      // which includes what the other node leased and has not used yet. So each node's figure
+      // falls with every send through either node, never rises, and the other node's sends show
+      // in it (one budget); exact across nodes with leases off (test/cluster/cluster.test.ts).
+      const [n0, n1] = [remaining.filter((_, k) => k % 2 === 0), remaining.filter((_, k) => k % 2 === 1)];
+      for (const own of [n0, n1]) assert.ok(own[1]! <= own[0]! - 2, `each node sees both nodes' sends: ${remaining.join(', ')}`);
+      assert.ok(remaining.every((r) => r <= 100_000 - 1 && r >= 100_000 - 4 - 2 * 8), `one budget across nodes: ${remaining.join(', ')}`);
       const hb = await request(on(0, '/tenants/acme/presence/heartbeat'), { method: 'POST', headers: bearer(tok.carol!), body: '' });
       assert.equal(hb.status, 204, hb.text);
       const presence = await get(1, '/tenants/acme/presence?user_ids=carol', tok.bob!);

@@ -83,7 +83,10 @@ test('the cluster: CHAT_CLUSTER=redis needs a Redis URL, shared secrets and a sh
     assert.equal(c.cluster.heartbeatMs, 1000);
     assert.equal(c.cluster.nodeTtlMs, 5000);
   }
-  assert.equal(c.rateLimit.driver, 'redis');
+  assert.deepEqual(c.rateLimit, { driver: 'redis', lease: { maxTokens: 8, ms: 1000 } });
+  const exact = loadConfig({ ...shared, CHAT_CLUSTER: 'redis', CHAT_REDIS_URL: 'redis://x', CHAT_RATE_LIMIT_LEASE: '1', CHAT_RATE_LIMIT_LEASE_MS: '250' });
+  assert.deepEqual(exact.rateLimit, { driver: 'redis', lease: { maxTokens: 1, ms: 250 } });
+  assert.throws(() => loadConfig({ ...shared, CHAT_CLUSTER: 'redis', CHAT_REDIS_URL: 'redis://x', CHAT_RATE_LIMIT_LEASE: '0' }), /CHAT_RATE_LIMIT_LEASE/);
   assert.equal(c.presence.driver, 'redis');
   assert.throws(() => loadConfig({ ...shared, CHAT_CLUSTER: 'redis' }), /CHAT_REDIS_URL must be a redis:\/\//);
   assert.throws(() => loadConfig({ ...shared, CHAT_CLUSTER: 'redis', CHAT_REDIS_URL: 'redis://x', CHAT_CLUSTER_SECRET: '' }), /CHAT_CLUSTER_SECRET must be set/);

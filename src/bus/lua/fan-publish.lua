@@ -26,9 +26,9 @@ if not now then
 end
 
 -- As publish.lua: a history exists when both keys do, or for an empty epoch fixed by head.lua.
-local epoch = redis.call('HGET', meta, 'epoch')
+local state = redis.call('HMGET', meta, 'epoch', 'last')
+local epoch, stored = state[1], state[2]
 local last = false
-local stored = epoch and redis.call('HGET', meta, 'last')
 if epoch and stored == '0-0' then
   last = stored
 elseif epoch and redis.call('EXISTS', stream) == 1 then
@@ -49,6 +49,11 @@ end
 local id = string.format('%.0f-%.0f', ms, seq)
 
 redis.call('XADD', stream, 'MAXLEN', '~', ARGV[6], id, 'e', epoch, 'p', last or '', 'm', ARGV[3], 'd', ARGV[2])
-redis.call('XTRIM', stream, 'MINID', '~', string.format('%.0f', math.max(0, now - tonumber(ARGV[5]))))
+-- The age trim once per second of publish time (the first entry of each second, and every entry
+-- of a shard quieter than that): entries a second past maxAgeMs may stay, and readers apply the
+-- exact limit anyway.
+if not last or math.floor(ms / 1000) ~= math.floor(tonumber(string.match(last, '^(%d+)')) / 1000) then
+  redis.call('XTRIM', stream, 'MINID', '~', string.format('%.0f', math.max(0, now - tonumber(ARGV[5]))))
+end
 redis.call('HSET', meta, 'epoch', epoch, 'last', id)
 return { epoch, id, last or '' }

@@ -5,8 +5,12 @@
 --
 -- KEYS[1]  hash {s = window start (epoch ms), p = prev, c = curr}
 -- ARGV     limit, window length w (ms), now (integer epoch ms, from the caller: the caller's clock
---          is injectable, so Redis TIME is not used)
--- Returns  {allowed 0/1, remaining, resetSeconds, retryAfterSeconds}
+--          is injectable, so Redis TIME is not used), and optionally `want`: hits to count at once
+--          for a node's lease (redis-rate-limiter.ts), default 1
+-- Returns  {allowed 0/1, remaining, resetSeconds, retryAfterSeconds, granted}: an admitted call
+--          counts `granted` hits, 1 <= granted <= want. More than one only while a quarter of what
+--          is left covers them, so the last quarter of a window's capacity goes one hit at a time;
+--          with want = 1 every decision is the memory driver's.
 --
 -- Writes only when the state changes: an admitted hit, or a roll into a later window (the rolled
 -- state is the one any later call would roll to, and keeping it makes a `now` that steps back
@@ -16,6 +20,7 @@
 local limit = tonumber(ARGV[1])
 local w = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
+local want = tonumber(ARGV[4]) or 1
 
 -- floor(a / b) for non-negative integers, exact even where a / b rounds up to an integer.
 local function idiv(a, b)
@@ -67,9 +72,13 @@ local function save()
 end
 
 if used + w <= capacity then
-  curr = curr + 1
+  local granted = 1
+  if want > 1 then
+    granted = math.max(1, math.min(want, idiv(idiv(capacity - used, w), 4)))
+  end
+  curr = curr + granted
   save()
-  return {1, idiv(capacity - used - w, w), ceil_seconds(ws + 2 * w - t), 0}
+  return {1, idiv(capacity - used - granted * w, w), ceil_seconds(ws + 2 * w - t), 0, granted}
 end
 
 if rolled then save() end
@@ -90,4 +99,4 @@ elseif prev > 0 then
   drains_at = ws + w
 end
 
-return {0, 0, ceil_seconds(drains_at - t), math.max(1, ceil_seconds(admit_at - t))}
+return {0, 0, ceil_seconds(drains_at - t), math.max(1, ceil_seconds(admit_at - t)), 0}
