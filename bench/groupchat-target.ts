@@ -23,6 +23,9 @@ export interface CpuSample {
   haproxy: number;
   /** Redis's own counters (used_cpu_sys + used_cpu_user); 0 without Redis. */
   redis: number;
+  /** Commands Redis ran so far, and of them scripts (EVALSHA, EVAL; INFO commandstats); 0 without Redis. */
+  redisCommands: number;
+  redisScripts: number;
 }
 
 export interface Target {
@@ -65,6 +68,18 @@ async function redisCpu(redis: Redis): Promise<number> {
   return total;
 }
 
+/** Commands run so far (every cmdstat_* line's calls), and scripts among them. */
+async function redisCalls(redis: Redis): Promise<{ redisCommands: number; redisScripts: number }> {
+  const info = await redis.info('commandstats');
+  let redisCommands = 0;
+  let redisScripts = 0;
+  for (const m of info.matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) {
+    redisCommands += Number(m[2]);
+    if (m[1] === 'evalsha' || m[1] === 'eval') redisScripts += Number(m[2]);
+  }
+  return { redisCommands, redisScripts };
+}
+
 export async function startNode(fixture: string, dataBase: string, log: (line: string) => void): Promise<Target> {
   const dataDir = mkdtempSync(path.join(dataBase, 'bench-groupchat-'));
   const removeDataDir = onExit(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -89,7 +104,7 @@ export async function startNode(fixture: string, dataBase: string, log: (line: s
     host: '127.0.0.1',
     port,
     idp: `${origin}/idp`,
-    sample: () => Promise.resolve({ nodes: procCpu(pid), nodesSystem: procTimes(pid).system, haproxy: 0, redis: 0 }),
+    sample: () => Promise.resolve({ nodes: procCpu(pid), nodesSystem: procTimes(pid).system, haproxy: 0, redis: 0, redisCommands: 0, redisScripts: 0 }),
     stop: async () => {
       await node.stop();
       removeDataDir();
@@ -115,6 +130,7 @@ export async function startCluster(size: number, fixture: string, log: (line: st
       nodesSystem: cluster.nodes.reduce((sum, n) => sum + procTimes(n.pid).system, 0),
       haproxy: procCpu(cluster.haproxyPid),
       redis: await redisCpu(redis),
+      ...(await redisCalls(redis)),
     }),
     stop: async () => {
       redis.disconnect();

@@ -123,6 +123,8 @@ interface Step {
 const round2 = (n: number): number => Math.round(n * 100) / 100;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const us = (cpuSeconds: number, messages: number): number => (messages > 0 ? round2((cpuSeconds * 1e6) / messages) : 0);
+/** A count per message sent, to two decimals. */
+const per = (count: number, messages: number): number => (messages > 0 ? round2(count / messages) : 0);
 
 export const scenario: Scenario = {
   name: 'groupchat',
@@ -198,7 +200,7 @@ export const scenario: Scenario = {
           rate,
           sent,
           received,
-          cpu: { nodes: after.nodes - before.nodes, nodesSystem: after.nodesSystem - before.nodesSystem, haproxy: after.haproxy - before.haproxy, redis: after.redis - before.redis, sender, receiver },
+          cpu: { nodes: after.nodes - before.nodes, nodesSystem: after.nodesSystem - before.nodesSystem, haproxy: after.haproxy - before.haproxy, redis: after.redis - before.redis, redisCommands: after.redisCommands - before.redisCommands, redisScripts: after.redisScripts - before.redisScripts, sender, receiver },
           seconds: elapsed,
           lost,
           duplicated,
@@ -212,7 +214,7 @@ export const scenario: Scenario = {
         const parts = [
           `${s.rate} msgs/s: ${Math.round(r.events / s.sent.sendSeconds).toLocaleString('en-US')} deliveries/s, p50 ${r.latencyMs.p50.toFixed(1)} / p99 ${r.latencyMs.p99.toFixed(1)} / max ${r.latencyMs.max.toFixed(1)} ms`,
           `sends answered p50 ${s.sent.latencyMs.p50.toFixed(1)} ms, generator lag p99 ${s.sent.lagMs.p99.toFixed(1)} ms`,
-          `CPU per message: node${t.nodes > 1 ? 's' : ''} ${us(s.cpu.nodes, m)} µs (kernel ${us(s.cpu.nodesSystem, m)})${t.kind === 'cluster' ? `, haproxy ${us(s.cpu.haproxy, m)} µs, redis ${us(s.cpu.redis, m)} µs` : ''}, sender ${us(s.cpu.sender, m)} µs, receivers ${us(s.cpu.receiver, m)} µs`,
+          `CPU per message: node${t.nodes > 1 ? 's' : ''} ${us(s.cpu.nodes, m)} µs (kernel ${us(s.cpu.nodesSystem, m)})${t.kind === 'cluster' ? `, haproxy ${us(s.cpu.haproxy, m)} µs, redis ${us(s.cpu.redis, m)} µs (${per(s.cpu.redisCommands, m)} commands, ${per(s.cpu.redisScripts, m)} scripts per message)` : ''}, sender ${us(s.cpu.sender, m)} µs, receivers ${us(s.cpu.receiver, m)} µs`,
           s.pass ? 'PASS' : `FAIL (${s.why})`,
         ];
         return parts.join('; ');
@@ -293,6 +295,8 @@ export const scenario: Scenario = {
       if (t.kind === 'cluster') {
         figures.haproxy_cpu_us_per_message = us(shown.cpu.haproxy, m);
         figures.redis_cpu_us_per_message = us(shown.cpu.redis, m);
+        figures.redis_commands_per_message = per(shown.cpu.redisCommands, m);
+        figures.redis_scripts_per_message = per(shown.cpu.redisScripts, m);
       }
       for (const s of steps) figures[`r${s.rate}_server_cpu_us_per_message`] = us(s.cpu.nodes, s.sent.scheduled);
       const measurements: Measurement[] = steps.map((s) => ({

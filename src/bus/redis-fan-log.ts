@@ -46,13 +46,6 @@ export interface RedisFanLogOptions {
   serial: boolean;
   /** Longest a read blocks; default 5 s. */
   blockMs?: number;
-  /**
-   * Pause after a read that brought entries, before the next one (batching; adds to latency).
-   * Not exposed by the node's configuration (0): with 2 ms, 3-node group chat runs on one
-   * overloaded core lost 1 and 3 deliveries of 120,000 in two runs of three, with 0 none in
-   * four (2026-11-26, docs/status.md). Unexplained yet; do not expose it before it is.
-   */
-  readPauseMs: number;
   /** Runs a publish, trying again through a Cluster failover (redis-event-streams.ts). */
   retry: <T>(run: () => Promise<T>) => Promise<T>;
   now: (() => number) | undefined;
@@ -343,10 +336,9 @@ export class RedisFanLog<E> {
         const reply = (await conn.xread('COUNT', 1024, 'BLOCK', block, 'STREAMS', s.stream, s.last)) as Array<[string, Array<[string, string[]]>]> | null;
         failures = 0;
         if (reply === null) continue;
+        // No pause before the next read: a busy reader's replies batch on their own (COUNT 1024),
+        // and a pause (tried: 2 ms) saved no Redis CPU at 1,200 msgs/s (docs/benchmarks.md).
         for (const [, entries] of reply) for (const [id, fields] of entries) this.take(s, id, fields);
-        // A moment before the next read lets entries gather: fewer, larger replies (each read is
-        // a command Redis must wake up for, per node and shard, the bulk of its work per entry).
-        if (this.o.readPauseMs > 0 && !this.closed) await sleep(this.o.readPauseMs);
       } catch {
         if (this.closed) return;
         failures += 1;

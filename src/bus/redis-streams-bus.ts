@@ -99,7 +99,6 @@ export class RedisStreamsBus<E, J> implements Bus<E, J> {
           maxEntries: fan.maxEntries ?? 100_000,
           serial: clustered,
           blockMs,
-          readPauseMs: fan.readPauseMs ?? 0,
           retry: (run) => (clustered ? retryThroughFailover(run, PUBLISH_FAILOVER_MS) : run()),
           now: config.now,
           onListenerError: config.onListenerError ?? ((error, channel) => process.emitWarning(`bus listener on ${channel} threw: ${String(error)}`)),

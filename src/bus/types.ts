@@ -218,7 +218,7 @@ export interface RedisBusConfig {
    * number of channels, instead of a stream per channel. Default: off (every channel has its
    * own stream). The chat service fans the users' own channels.
    */
-  fan?: { shards: number; fanned: (channel: string) => boolean; maxEntries?: number; readPauseMs?: number };
+  fan?: { shards: number; fanned: (channel: string) => boolean; maxEntries?: number };
   /** Default: as for the local driver. */
   retry?: RetryPolicy;
   /**
