@@ -26,6 +26,8 @@ export interface CpuSample {
   /** Commands Redis ran so far, and of them scripts (EVALSHA, EVAL; INFO commandstats); 0 without Redis. */
   redisCommands: number;
   redisScripts: number;
+  /** Calls so far per command name (scripts' inner commands included). */
+  redisByCommand: Record<string, number>;
 }
 
 export interface Target {
@@ -69,15 +71,17 @@ async function redisCpu(redis: Redis): Promise<number> {
 }
 
 /** Commands run so far (every cmdstat_* line's calls), and scripts among them. */
-async function redisCalls(redis: Redis): Promise<{ redisCommands: number; redisScripts: number }> {
+async function redisCalls(redis: Redis): Promise<{ redisCommands: number; redisScripts: number; redisByCommand: Record<string, number> }> {
   const info = await redis.info('commandstats');
   let redisCommands = 0;
   let redisScripts = 0;
+  const redisByCommand: Record<string, number> = {};
   for (const m of info.matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) {
     redisCommands += Number(m[2]);
+    redisByCommand[m[1]!] = Number(m[2]);
     if (m[1] === 'evalsha' || m[1] === 'eval') redisScripts += Number(m[2]);
   }
-  return { redisCommands, redisScripts };
+  return { redisCommands, redisScripts, redisByCommand };
 }
 
 export async function startNode(fixture: string, dataBase: string, log: (line: string) => void): Promise<Target> {
@@ -104,7 +108,7 @@ export async function startNode(fixture: string, dataBase: string, log: (line: s
     host: '127.0.0.1',
     port,
     idp: `${origin}/idp`,
-    sample: () => Promise.resolve({ nodes: procCpu(pid), nodesSystem: procTimes(pid).system, haproxy: 0, redis: 0, redisCommands: 0, redisScripts: 0 }),
+    sample: () => Promise.resolve({ nodes: procCpu(pid), nodesSystem: procTimes(pid).system, haproxy: 0, redis: 0, redisCommands: 0, redisScripts: 0, redisByCommand: {} }),
     stop: async () => {
       await node.stop();
       removeDataDir();
