@@ -153,11 +153,20 @@ describe('RedisRateLimiter leases', () => {
   const rule = { limit: 1000, windowSeconds: 60 };
   const W0 = T0 - (T0 % 60_000);
 
-  it('a busy key asks Redis for 1, 2, 4, 8 hits, then 8 at a time; every hit is counted once in Redis', async () => {
+  /** Runs `fn` with a leasing limiter, a probe connection and a fresh key; closes both after. */
+  async function withLeasing(name: string, fn: (rl: RateLimiter, probe: RedisClient, key: string) => Promise<void>): Promise<void> {
     const rl = leasing();
     const probe = connect(server.url, 'probe');
-    const key = `busy:${randomUUID()}`;
     try {
+      await fn(rl, probe, `${name}:${randomUUID()}`);
+    } finally {
+      await rl.close();
+      await probe.quit();
+    }
+  }
+
+  it('a busy key asks Redis for 1, 2, 4, 8 hits, then 8 at a time; every hit is counted once in Redis', async () => {
+    await withLeasing('busy', async (rl, probe, key) => {
       const before = await scriptCalls(probe);
       const remaining: number[] = [];
       for (let i = 0; i < 31; i += 1) {
@@ -169,32 +178,20 @@ describe('RedisRateLimiter leases', () => {
       assert.equal((await scriptCalls(probe)) - before, 6);
       assert.equal((await probe.hget(`${PREFIX}rl:${key}`, 'c')), '31');
       assert.deepEqual(remaining, Array.from({ length: 31 }, (_, i) => 1000 - 1 - i), 'remaining goes down one per hit');
-    } finally {
-      await rl.close();
-      await probe.quit();
-    }
+    });
   });
 
   it('a key hit less often than the lease time never leases: one script per hit', async () => {
-    const rl = leasing();
-    const probe = connect(server.url, 'probe');
-    const key = `quiet:${randomUUID()}`;
-    try {
+    await withLeasing('quiet', async (rl, probe, key) => {
       const before = await scriptCalls(probe);
       for (let i = 0; i < 5; i += 1) assert.equal((await rl.consume(key, rule, W0 + 1_000 + i * LEASE.ms)).allowed, true);
       assert.equal((await scriptCalls(probe)) - before, 5);
       assert.equal(await probe.hget(`${PREFIX}rl:${key}`, 'c'), '5');
-    } finally {
-      await rl.close();
-      await probe.quit();
-    }
+    });
   });
 
   it('leased hits are not handed out after the lease time, nor after the window they were counted in', async () => {
-    const rl = leasing();
-    const probe = connect(server.url, 'probe');
-    const key = `edge:${randomUUID()}`;
-    try {
+    await withLeasing('edge', async (rl, probe, key) => {
       // A grant of 2 at 59.9 s into the window: its spare hit is for this window only.
       const end = W0 + 60_000;
       await rl.consume(key, rule, end - 100);
@@ -211,10 +208,7 @@ describe('RedisRateLimiter leases', () => {
       const mid = await scriptCalls(probe);
       await rl.consume(other, rule, W0 + 1_010 + LEASE.ms);
       assert.equal((await scriptCalls(probe)) - mid, 1, 'the spare hit is not used after the lease time');
-    } finally {
-      await rl.close();
-      await probe.quit();
-    }
+    });
   });
 
   it('nodes leasing one key never admit more than the limit in a window; the last quarter goes one hit at a time', async () => {
