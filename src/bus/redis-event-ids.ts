@@ -18,6 +18,11 @@ export function parseId(id: string): Position | null {
   return m ? { epoch: m[1]!, ms: Number(m[2]), seq: Number(m[3]) } : null;
 }
 
+/** Orders two entry positions of one epoch (`<ms>-<seq>`): negative, 0 or positive. */
+export function compare(ams: number, aseq: number, bms: number, bseq: number): number {
+  return ams !== bms ? ams - bms : aseq - bseq;
+}
+
 /** A random decimal token of 16 digits: the epoch of a new history. */
 export function newEpoch(): string {
   return `${randomInt(10_000_000, 100_000_000)}${String(randomInt(0, 100_000_000)).padStart(8, '0')}`;

@@ -30,7 +30,7 @@
  */
 import { refreshTopology, type RedisClient } from '../redis/client.ts';
 import { defineScript } from '../redis/scripts.ts';
-import { newEpoch, parseId, ttlOf, type Position } from './redis-event-ids.ts';
+import { compare, newEpoch, parseId, ttlOf, type Position } from './redis-event-ids.ts';
 import { LiveLinks } from './redis-live.ts';
 import { Resubscriber } from './redis-resubscribe.ts';
 import type { BusEntry, Listener, ReadSinceResult } from './types.ts';
@@ -319,7 +319,7 @@ export class RedisEventStreams<E> {
     const pos = parseId(id);
     if (!pos) return;
     const last = state.last;
-    if (last && last.epoch === pos.epoch && (pos.ms < last.ms || (pos.ms === last.ms && pos.seq <= last.seq))) return;
+    if (last && last.epoch === pos.epoch && compare(pos.ms, pos.seq, last.ms, last.seq) <= 0) return;
     state.last = pos;
     const entry: BusEntry<E> = { id, channel: state.channel, event };
     // A copy: a listener may unsubscribe (itself or another) while we iterate.
@@ -404,7 +404,7 @@ function oldest<E>(held: readonly { id: string; event: E }[]): { id: string; eve
   for (const e of held) {
     const pos = parseId(e.id);
     if (!pos || !bestPos || pos.epoch !== bestPos.epoch) continue;
-    if (pos.ms < bestPos.ms || (pos.ms === bestPos.ms && pos.seq < bestPos.seq)) {
+    if (compare(pos.ms, pos.seq, bestPos.ms, bestPos.seq) < 0) {
       best = e;
       bestPos = pos;
     }

@@ -28,7 +28,7 @@
  */
 import type { RedisClient } from '../redis/client.ts';
 import { defineScript } from '../redis/scripts.ts';
-import { newEpoch, parseId, type Position } from './redis-event-ids.ts';
+import { compare, newEpoch, parseId, type Position } from './redis-event-ids.ts';
 import type { BusEntry, Listener, ReadSinceResult } from './types.ts';
 
 export interface RedisFanLogOptions {
@@ -106,10 +106,6 @@ const START_MS = 10_000;
 const REACH_MS = 3000;
 /** How long a publish waits for this node's reader to read its entry back. */
 const READ_BACK_MS = 10_000;
-
-function compare(ams: number, aseq: number, bms: number, bseq: number): number {
-  return ams !== bms ? ams - bms : aseq - bseq;
-}
 
 /** FNV-1a: the shard of a key, the same on every node. */
 export function fanShardOf(key: string, shards: number): number {
