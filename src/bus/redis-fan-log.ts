@@ -4,9 +4,15 @@
  * channels it is for. docs/bus.md ("The fan log") has the design; in short:
  *
  *   publishMany([u1..un], e, key) ──EVALSHA fan-publish.lua──> XADD {fan:k}:s  e, p, m=u1..un, d=e
- *                                                                     (k = hash(key) mod shards)
- *   every node: one reader per shard ──XREAD BLOCK──> take(entry): for each of u1..un with a
- *               listener here, the listener gets the entry, its id the node's position
+ *                                      (k = hash(key) mod shards)  PUBLISH {fan:k}:live  the same
+ *   every node: subscribed to every shard's live channel ──> take(entry): for each of u1..un with
+ *               a listener here, the listener gets the entry, its id the node's position
+ *
+ * The push costs Redis one write per node and no command (a blocking XREAD per node and entry
+ * cost it a read, a command and a wake-up each). The stream is read only to catch up: after the
+ * subscription is made (the start, a lost link, a failover) and when a pushed entry does not
+ * follow the last one taken (its `p`), from the last entry taken to the stream's end; pushes that
+ * arrive meanwhile wait, and those the read covered are dropped.
  *
  * A channel's events come from every shard, so its position is one entry position per shard,
  * `<epoch>-<ms>-<seq>` each, joined by `.` in shard order: "every event of the channel up to
@@ -22,21 +28,23 @@
  * the order the node reads them, which differs between nodes; ids of one listener still only
  * grow (each shard's part does).
  *
- * Gaps: an entry whose `p` is not the shard's last entry seen, or of another epoch, means the
- * reader skipped entries (a failover lost them, or the shard's history was dropped): every
- * listener's onGap runs, and delivery continues from that entry.
+ * Gaps: an entry whose `p` is not the shard's last entry seen, or of another epoch, even after
+ * a catch-up read, means entries are gone (a failover lost them, or the shard's history was
+ * dropped): every listener's onGap runs, and delivery continues from that entry.
  */
-import type { RedisClient } from '../redis/client.ts';
+import { refreshTopology, type RedisClient } from '../redis/client.ts';
 import { defineScript } from '../redis/scripts.ts';
 import { compare, newEpoch, parseId, type Position } from './redis-event-ids.ts';
+import { LiveLinks } from './redis-live.ts';
+import { Resubscriber } from './redis-resubscribe.ts';
 import type { BusEntry, Listener, ReadSinceResult } from './types.ts';
 
 export interface RedisFanLogOptions {
-  /** Connection for scripts. */
+  /** Connection for scripts and catch-up reads; subscriber links are opened from it. */
   redis: RedisClient;
-  /** Opens a connection of its own: one per shard, for its blocking reads. */
-  open: (name: string) => RedisClient;
   nodeId: string;
+  /** Sharded pub/sub: SPUBLISH / SSUBSCRIBE (Redis 7) instead of PUBLISH / SUBSCRIBE. */
+  sharded: boolean;
   keyPrefix: string;
   shards: number;
   maxAgeMs: number;
@@ -44,8 +52,6 @@ export interface RedisFanLogOptions {
   maxEntries: number;
   /** One publish per key on its way at a time (a Redis Cluster; see RedisEventStreamsOptions.serial). */
   serial: boolean;
-  /** Longest a read blocks; default 5 s. */
-  blockMs?: number;
   /** Runs a publish, trying again through a Cluster failover (redis-event-streams.ts). */
   retry: <T>(run: () => Promise<T>) => Promise<T>;
   now: (() => number) | undefined;
@@ -55,7 +61,7 @@ export interface RedisFanLogOptions {
 /** Live delivery of fanned channels skipped entries that can no longer be read back. */
 export class FanGapError extends Error {
   constructor(shard: number) {
-    super(`the reader of fan shard ${shard} skipped entries (a Redis failover lost them, or the shard's history was dropped)`);
+    super(`fan shard ${shard} lost entries before this node read them (a Redis failover lost them, or the shard's history was dropped)`);
     this.name = 'FanGapError';
   }
 }
@@ -64,6 +70,8 @@ interface Shard {
   index: number;
   stream: string;
   meta: string;
+  /** The shard's pub/sub channel. */
+  live: string;
   /** The last entry read: its epoch and id ('0-0' in an empty epoch); '' before the head. */
   epoch: string;
   last: string;
@@ -71,7 +79,19 @@ interface Shard {
   seq: number;
   /** `${epoch}-${last}`: this shard's part of the node's position. */
   pos: string;
-  conn: RedisClient | null;
+  /** The head is known: pushes can be taken. */
+  known: boolean;
+  /** Subscribed to `live` (false from a lost link until it is subscribed again). */
+  subscribed: boolean;
+  /** A catch-up read is on its way: pushes wait in `pending`. */
+  catching: boolean;
+  /** Pushes (raw) waiting for the head or a catch-up read, in arrival order. */
+  pending: string[];
+  /**
+   * The catch-up must read once more when its read ends: pushes were dropped from `pending`
+   * (over PENDING_MAX), or the shard was subscribed again while the read was on its way.
+   */
+  again: boolean;
   /** Entry id → the node's position right after it, for publishes whose reply comes late. */
   marks: Map<string, string>;
   /** Publishes of this node on their way to this shard (marks are kept while any is). */
@@ -100,6 +120,10 @@ interface FanScripts {
 }
 
 const MAX_MARKS = 4096;
+/** Pushes kept while a catch-up read is on its way; past it they are read from the stream. */
+const PENDING_MAX = 10_000;
+/** Entries per catch-up read. */
+const CATCH_UP_COUNT = 1024;
 /** How long a call waits for the shards' positions when the bus starts. */
 const START_MS = 10_000;
 /** How long readSince waits for this node's readers to reach a position another node gave. */
@@ -122,6 +146,10 @@ export class RedisFanLog<E> {
   private readonly shards: Shard[];
   private readonly channels = new Map<string, ChannelState<E>>();
   private readonly gates = new Map<string, Promise<void>>();
+  private readonly byLive = new Map<string, Shard>();
+  private readonly links: LiveLinks;
+  private readonly lost: Resubscriber<Shard>;
+  private readonly publishMode: string;
   private position: string | null = null;
   private readonly ready: Promise<void>;
   private started = false;
@@ -134,9 +162,27 @@ export class RedisFanLog<E> {
     defineScript(o.redis, 'busFanReadSince', 'bus/lua/fan-read-since.lua', 2);
     defineScript(o.redis, 'busFanHead', 'bus/lua/fan-head.lua', 2);
     this.redis = o.redis as RedisClient & FanScripts;
+    this.publishMode = o.sharded ? 'sharded' : '';
     this.shards = Array.from({ length: o.shards }, (_, index) => {
       const base = `${o.keyPrefix}bus:{fan:${index}}`;
-      return { index, stream: `${base}:s`, meta: `${base}:m`, epoch: '', last: '', ms: 0, seq: 0, pos: '', conn: null, marks: new Map(), sending: 0, waiters: [] };
+      const shard: Shard = { index, stream: `${base}:s`, meta: `${base}:m`, live: `${base}:live`, epoch: '', last: '', ms: 0, seq: 0, pos: '', known: false, subscribed: false, catching: false, pending: [], again: false, marks: new Map(), sending: 0, waiters: [] };
+      this.byLive.set(shard.live, shard);
+      return shard;
+    });
+    this.links = new LiveLinks({
+      redis: o.redis,
+      name: `${o.nodeId}:fan:sub`,
+      sharded: o.sharded,
+      onMessage: (live, message) => {
+        const s = this.byLive.get(live);
+        if (s !== undefined) this.onPush(s, message);
+      },
+      onLost: (lives) => this.onLost(lives),
+    });
+    this.lost = new Resubscriber<Shard>({
+      refresh: () => refreshTopology(this.redis),
+      current: () => !this.closed,
+      resume: (s) => this.resume(s),
     });
     this.ready = Promise.all(this.shards.map((s) => this.start(s))).then(() => void (this.started = true));
     this.ready.catch(() => undefined);
@@ -169,7 +215,7 @@ export class RedisFanLog<E> {
     // the reply arrives.
     shard.sending += 1;
     const run = (): Promise<[string, string, string]> =>
-      this.redis.busFanPublish(shard.stream, shard.meta, newEpoch(), json, members, this.nowArg(), String(this.o.maxAgeMs), String(this.o.maxEntries));
+      this.redis.busFanPublish(shard.stream, shard.meta, newEpoch(), json, members, this.nowArg(), String(this.o.maxAgeMs), String(this.o.maxEntries), shard.live, this.publishMode);
     let reply: Promise<[string, string, string]>;
     if (!this.o.serial) reply = run();
     else {
@@ -288,8 +334,10 @@ export class RedisFanLog<E> {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.lost.close();
+    this.links.close();
     for (const s of this.shards) {
-      s.conn?.disconnect();
+      s.pending = [];
       for (const w of s.waiters.splice(0)) w.done(false);
     }
     this.channels.clear();
@@ -303,44 +351,136 @@ export class RedisFanLog<E> {
     return this.o.now ? String(Math.floor(this.o.now())) : '';
   }
 
-  /** Learns the shard's position (fixing an empty epoch), then reads it until closed. */
+  /**
+   * Subscribes to the shard's pushes, then learns its position (fixing an empty epoch): every
+   * entry after that position is pushed, and pushes at or before it are dropped.
+   */
   private async start(s: Shard): Promise<void> {
-    for (let failures = 0; ; failures += 1) {
-      if (this.closed) return;
+    for (let failures = 0; !this.closed; failures += 1) {
       try {
+        if (!s.subscribed) {
+          await this.links.subscribe(s.live);
+          s.subscribed = true;
+        }
         const [epoch, last] = await this.redis.busFanHead(s.stream, s.meta, newEpoch());
         this.moveTo(s, epoch, last);
-        break;
+        s.known = true;
+        // Entries published between the subscription and the head, pushed before the head's
+        // answer came, wait in pending: the catch-up drops them or takes what follows.
+        void this.catchUp(s);
+        return;
       } catch {
         await sleep(Math.min(1000, 25 * 2 ** failures));
       }
     }
-    const conn = this.o.open(`${this.o.nodeId}:fan:${s.index}`);
-    conn.on('error', () => undefined); // the loop retries; ioredis reconnects
-    // A blocking read must not wait behind, or hold back, an auto-pipeline.
-    conn.options.enableAutoPipelining = false;
-    s.conn = conn;
-    if (this.closed) conn.disconnect();
-    else void this.read(s, conn);
   }
 
-  private async read(s: Shard, conn: RedisClient): Promise<void> {
-    const block = String(this.o.blockMs ?? 5000);
-    let failures = 0;
-    while (!this.closed) {
-      try {
-        const reply = (await conn.xread('COUNT', 1024, 'BLOCK', block, 'STREAMS', s.stream, s.last)) as Array<[string, Array<[string, string[]]>]> | null;
-        failures = 0;
-        if (reply === null) continue;
-        // No pause before the next read: a busy reader's replies batch on their own (COUNT 1024),
-        // and a pause (tried: 2 ms) saved no Redis CPU at 1,200 msgs/s (docs/benchmarks.md).
-        for (const [, entries] of reply) for (const [id, fields] of entries) this.take(s, id, fields);
-      } catch {
-        if (this.closed) return;
-        failures += 1;
-        await sleep(Math.min(1000, 25 * 2 ** failures));
-      }
+  /** A push: `<epoch> <id> <previous id>` then fields m and d (fan-publish.lua). */
+  private onPush(s: Shard, message: string): void {
+    if (!s.known || s.catching) {
+      if (s.pending.length < PENDING_MAX) s.pending.push(message);
+      else s.again = true;
+      return;
     }
+    if (!this.takePush(s, message, false)) {
+      // It does not follow the last entry taken: read what lies between (entries this node
+      // missed), then take it, or report the gap if they are gone.
+      s.pending.push(message);
+      void this.catchUp(s);
+    }
+  }
+
+  /**
+   * Takes a push that follows the last entry taken (or, with `force`, any push after it: a gap
+   * then), drops one at or before it; false when it does not follow and `force` is off.
+   */
+  private takePush(s: Shard, message: string, force: boolean): boolean {
+    const nl = message.indexOf('\n');
+    const sp1 = message.indexOf(' ');
+    const sp2 = message.indexOf(' ', sp1 + 1);
+    const end = message.lastIndexOf('\n');
+    if (nl === -1 || sp1 === -1 || sp2 === -1 || sp2 > nl || end === nl) return true; // not ours: ignored
+    const epoch = message.slice(0, sp1);
+    const id = message.slice(sp1 + 1, sp2);
+    const previous = message.slice(sp2 + 1, nl);
+    if (epoch === s.epoch && previous === s.last) {
+      this.take(s, id, epoch, previous, message.slice(nl, end + 1), message.slice(end + 1));
+      return true;
+    }
+    if (epoch === s.epoch) {
+      const pos = parseId(`0-${id}`);
+      if (pos === null || compare(pos.ms, pos.seq, s.ms, s.seq) <= 0) return true; // taken already
+    }
+    if (!force) return false;
+    this.take(s, id, epoch, previous, message.slice(nl, end + 1), message.slice(end + 1));
+    return true;
+  }
+
+  /**
+   * Reads the shard from the last entry taken to its end (a bounded batch at a time), taking
+   * each entry, then the pushes that waited: those the read covered are dropped, the rest
+   * follow it (or are gaps: entries that are gone). One at a time per shard; a failed read is
+   * tried again while the shard is subscribed.
+   */
+  private async catchUp(s: Shard): Promise<void> {
+    if (s.catching || this.closed) return;
+    s.catching = true;
+    try {
+      for (let failures = 0; ; ) {
+        if (this.closed || !s.subscribed) return;
+        s.again = false;
+        try {
+          const reply = (await this.redis.xread('COUNT', CATCH_UP_COUNT, 'STREAMS', s.stream, s.last)) as Array<[string, Array<[string, string[]]>]> | null;
+          failures = 0;
+          let read = 0;
+          for (const [, entries] of reply ?? []) {
+            for (const [id, f] of entries) {
+              read += 1;
+              this.take(s, id, f[1]!, f[3]!, f[5]!, f[7]!);
+            }
+          }
+          if (read < CATCH_UP_COUNT && !s.again) break;
+        } catch {
+          failures += 1;
+          await sleep(Math.min(1000, 25 * 2 ** failures));
+        }
+      }
+      if (this.closed || !s.subscribed) return;
+      const pending = s.pending;
+      s.pending = [];
+      for (const message of pending) this.takePush(s, message, true);
+    } finally {
+      s.catching = false;
+    }
+  }
+
+  /** Subscriber links closed or moved: their shards stop taking pushes until subscribed again. */
+  private onLost(lives: string[]): void {
+    for (const live of lives) {
+      const s = this.byLive.get(live);
+      if (s === undefined || !s.subscribed) continue;
+      s.subscribed = false;
+      s.pending = [];
+      this.lost.add(s);
+    }
+  }
+
+  /** Subscribes a lost shard again, then reads what it missed. */
+  private async resume(s: Shard): Promise<boolean> {
+    if (!s.subscribed) {
+      try {
+        await this.links.subscribe(s.live);
+      } catch {
+        return false;
+      }
+      s.subscribed = true;
+    }
+    // Not known yet: start() reads after the head. A catch-up on its way reads once more, after
+    // this subscription.
+    if (!s.known) return true;
+    if (s.catching) s.again = true;
+    else await this.catchUp(s);
+    return true;
   }
 
   private moveTo(s: Shard, epoch: string, last: string): void {
@@ -353,12 +493,8 @@ export class RedisFanLog<E> {
     this.position = null;
   }
 
-  /** One entry read: fields e, p, m, d (fan-publish.lua). */
-  private take(s: Shard, id: string, fields: string[]): void {
-    const epoch = fields[1]!;
-    const previous = fields[3]!;
-    const members = fields[5]!;
-    const json = fields[7]!;
+  /** One entry, pushed or read: its epoch, previous id, channels (field m) and JSON (field d). */
+  private take(s: Shard, id: string, epoch: string, previous: string, members: string, json: string): void {
     const gap = epoch !== s.epoch || previous !== s.last;
     this.moveTo(s, epoch, id);
     if (gap) this.gap(s.index);

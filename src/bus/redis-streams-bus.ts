@@ -9,7 +9,8 @@
  *   `<nodeId>:bus-sub`        pub/sub, one per Redis node serving a subscribed channel, opened
  *                             from the scripts connection's options (redis-live.ts)
  *   `<nodeId>:<id>:jobs[:k]`  per consume() call, one per job shard, for its blocking reads
- *   `<nodeId>:fan:<k>`        with the fan log, one per fan shard, for its blocking reads
+ *   `<nodeId>:fan:sub`        with the fan log, pub/sub for the fan shards' pushes, one per
+ *                             Redis node serving a shard (redis-live.ts)
  *
  * With the fan log (config.fan), fanned channels live in redis-fan-log.ts, the others in
  * redis-event-streams.ts: a publishMany splits its channels between the two.
@@ -91,14 +92,13 @@ export class RedisStreamsBus<E, J> implements Bus<E, J> {
     this.fan = fan
       ? new RedisFanLog<E>({
           redis: this.redis,
-          open,
           nodeId: config.nodeId,
+          sharded,
           keyPrefix: config.keyPrefix,
           shards: fan.shards,
           maxAgeMs,
           maxEntries: fan.maxEntries ?? 100_000,
           serial: clustered,
-          blockMs,
           retry: (run) => (clustered ? retryThroughFailover(run, PUBLISH_FAILOVER_MS) : run()),
           now: config.now,
           onListenerError: config.onListenerError ?? ((error, channel) => process.emitWarning(`bus listener on ${channel} threw: ${String(error)}`)),

@@ -2,15 +2,18 @@
  * The fan log (src/bus/redis-fan-log.ts) across nodes, for every Redis deployment the driver runs
  * on (one server, a Redis Cluster): one entry per publishMany whatever the number of channels,
  * ids of one node resume on another, the resume recipe with `through` neither misses nor repeats
- * an event while publishes go on, a dropped shard history is a gap, and a reader whose
- * connection was cut carries on where it was. Each test file calls it with its target.
+ * an event while publishes go on, entries reach the other nodes as pushes (no read per entry),
+ * entries a node missed are read back from the stream, a dropped shard history is a gap, and a
+ * reader whose connection was cut carries on where it was. Each test file calls it with its
+ * target.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { TestEvent } from '../../src/bus/contract.ts';
 import { createBus, type Bus, type BusEntry } from '../../src/bus/index.ts';
-import type { RedisClient, RedisFactory } from '../../src/redis/client.ts';
+import { fanShardOf } from '../../src/bus/redis-fan-log.ts';
+import { isCluster, type RedisClient, type RedisFactory } from '../../src/redis/client.ts';
 
 export interface FanTarget {
   /** In the suite titles: `redis`, `redis cluster`. */
@@ -44,6 +47,16 @@ async function until(predicate: () => boolean, what: string, ms = 10_000): Promi
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** Calls of a command so far, summed over the masters (INFO commandstats). */
+async function calls(admin: RedisClient, command: string): Promise<number> {
+  let total = 0;
+  for (const node of isCluster(admin) ? admin.nodes('master') : [admin]) {
+    const stats = String(await node.info('commandstats'));
+    total += Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  }
+  return total;
 }
 
 export function redisFanSuite(target: FanTarget): void {
@@ -124,6 +137,66 @@ export function redisFanSuite(target: FanTarget): void {
           const ofKey = got.filter((n) => n % 4 === key);
           assert.deepEqual(ofKey, [...ofKey].sort((x, y) => x - y), `key k${key} in order`);
         }
+      } finally {
+        await c.closeAll();
+      }
+    });
+
+    it('entries reach the other nodes as pushes: no stream read per entry', async () => {
+      const c = nodes(target);
+      const [a, b] = [c.node('a'), c.node('b')];
+      try {
+        const seen: number[] = [];
+        b.subscribe('u:1', (e) => seen.push(e.event.n));
+        await Promise.all([a.head('u:1'), b.head('u:1')]);
+        const admin = target.admin();
+        const before = await calls(admin, 'xread');
+        for (let n = 1; n <= 200; n += 1) await a.publishMany(['u:1', 'u:2'], { n }, 'k');
+        await until(() => seen.length === 200, '200 on B');
+        const reads = (await calls(admin, 'xread')) - before;
+        // Before, every node's blocking XREAD came back for (nearly) every entry: 400 here.
+        assert.ok(reads < 20, `${reads} XREAD calls for 200 entries read by two nodes`);
+        assert.deepEqual(seen, Array.from({ length: 200 }, (_, i) => i + 1));
+      } finally {
+        await c.closeAll();
+      }
+    });
+
+    it('entries a node was not pushed are read from the stream, in batches: every event once, in order, no gap', async () => {
+      const c = nodes(target);
+      const [a, b] = [c.node('a'), c.node('b')];
+      try {
+        const seen: number[] = [];
+        let gaps = 0;
+        b.subscribe(
+          'u:1',
+          (e) => seen.push(e.event.n),
+          () => (gaps += 1),
+        );
+        await b.head('u:1');
+        await a.publishMany(['u:1'], { n: 1 }, 'k');
+        await until(() => seen.length === 1, 'the first event on B');
+        // 1,500 entries appended behind the nodes' backs (as the script would, without the push).
+        const k = fanShardOf('k', SHARDS);
+        const stream = `${c.prefix}bus:{fan:${k}}:s`;
+        const meta = `${c.prefix}bus:{fan:${k}}:m`;
+        const admin = target.admin();
+        const [epoch, last] = (await admin.hmget(meta, 'epoch', 'last')) as [string, string];
+        let previous = last;
+        const ms = Number(last.split('-')[0]);
+        const batch = admin.pipeline();
+        for (let i = 0; i < 1500; i += 1) {
+          const id = `${ms}-${Number(last.split('-')[1]) + 1 + i}`;
+          batch.xadd(stream, id, 'e', epoch, 'p', previous, 'm', '\nu:1\n', 'd', JSON.stringify({ n: 2 + i }));
+          previous = id;
+        }
+        batch.hset(meta, 'last', previous);
+        await batch.exec();
+        // The next push does not follow what B took: B reads the 1,500 (two batches) first.
+        await a.publishMany(['u:1'], { n: 1502 }, 'k');
+        await until(() => seen.length === 1502, 'every event on B');
+        assert.deepEqual(seen, Array.from({ length: 1502 }, (_, i) => i + 1));
+        assert.equal(gaps, 0);
       } finally {
         await c.closeAll();
       }

@@ -11,6 +11,11 @@
 -- ARGV[4] publish time in epoch ms, or '' for the server's clock
 -- ARGV[5] maxAgeMs (approximate age trim; fan-read-since.lua applies the exact limit)
 -- ARGV[6] most entries kept (approximate: the shard's memory bound)
+-- ARGV[7] the shard's pub/sub channel (its hash tag: on a Redis Cluster it lives in this slot)
+-- ARGV[8] 'sharded': SPUBLISH (sharded pub/sub, Redis 7); otherwise PUBLISH
+-- The entry is also pushed on the shard's pub/sub channel, as
+-- `<epoch> <entry id> <previous id>` .. m .. d: the nodes' readers get it without asking (one
+-- write per node, no command), and read the stream only to catch up.
 -- Answers { epoch, entry id, id of the previous entry of the epoch ('0-0' after an empty epoch
 -- fixed by head.lua, or '') }.
 --
@@ -56,4 +61,5 @@ if not last or math.floor(ms / 1000) ~= math.floor(tonumber(string.match(last, '
   redis.call('XTRIM', stream, 'MINID', '~', string.format('%.0f', math.max(0, now - tonumber(ARGV[5]))))
 end
 redis.call('HSET', meta, 'epoch', epoch, 'last', id)
+redis.call(ARGV[8] == 'sharded' and 'SPUBLISH' or 'PUBLISH', ARGV[7], epoch .. ' ' .. id .. ' ' .. (last or '') .. ARGV[3] .. ARGV[2])
 return { epoch, id, last or '' }
