@@ -122,6 +122,10 @@ export function renderHaproxyConfig(o: HaproxyOptions): string {
     '    option dontlognull',
     '    option forwardfor',
     '    option redispatch 1',
+    // Without it HAProxy sends a streamed response's data with MSG_MORE, and the kernel holds a
+    // lone SSE event up to 200 ms waiting for more: every event of a quiet stream came ~200 ms
+    // late (test/haproxy-limits.test.ts).
+    '    option http-no-delay',
     '    retries 2',
     '    timeout connect 2s',
     '    timeout http-request 10s',
