@@ -15,6 +15,7 @@ import { refuseMalformed } from './http/framing.ts';
 import { checkHeaderLimit } from './http/header-limit.ts';
 import { sendError, type Exchange } from './http/respond.ts';
 import { notFoundAtRoot, serveOpenApi } from './http/operational.ts';
+import { ProfileWrites } from './identity/profile-writes.ts';
 import { createIdentityDirectory } from './identity/index.ts';
 import { IdentityService } from './identity/identity-service.ts';
 import { createLogger, type Logger } from './log/index.ts';
@@ -95,9 +96,15 @@ export async function startNode(config: Config): Promise<RunningNode> {
   const vapid = loadVapidKeys(cfg.webPush, cfg.dataDir);
   const cursors = new CursorCodec(loadCursorSecret(cfg.cursorSecret, cfg.dataDir));
   // The service learns its users' profiles from the IdP as they call (display names in history,
-  // user lookup). Best effort: a failed write only delays the profile to the next fetch.
+  // user lookup). Best effort: a failed write only delays the profile to the next fetch. A
+  // profile this node wrote unchanged in the last 5 minutes is not written again (profile-writes.ts).
+  const profileWrites = new ProfileWrites();
   identity.onProfile = (tenantId, profile) => {
-    store.profiles.upsert(tenantId, [profile], 'idp').catch((err: unknown) => log.warn({ err: (err as Error).message }, 'profile upsert failed'));
+    if (!profileWrites.due(tenantId, profile)) return;
+    store.profiles.upsert(tenantId, [profile], 'idp').catch((err: unknown) => {
+      profileWrites.forget(tenantId, profile.user_id);
+      log.warn({ err: (err as Error).message }, 'profile upsert failed');
+    });
   };
   // Role-permission overrides of the admin mapping change what users hold (effective-capabilities.ts).
   identity.effective.useOverrides(store.roleOverrides);
