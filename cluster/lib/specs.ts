@@ -76,7 +76,9 @@ export function nodeSpec(state: ClusterState, secrets: ClusterSecrets, index: nu
   return {
     name: node.id,
     command: process.execPath,
-    args: nodeArgs(state.runtime, script),
+    // BENCH_NODE_ARGS: extra node flags for every chat node, as bench/lib/processes.ts gives a lone
+    // benched node (profiling a cluster: `--cpu-prof --cpu-prof-dir=DIR`, `--perf-basic-prof`).
+    args: [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(/\s+/).filter(Boolean) : []), ...nodeArgs(state.runtime, script)],
     cwd: state.root,
     env: withBase(nodeEnv(state.layout, node, secrets, idpSettings(state.fixturePath), state.store)),
     logFile: logFile(state.layout, node.id),
