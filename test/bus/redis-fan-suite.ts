@@ -41,6 +41,20 @@ function nodes(target: FanTarget): { node: (id: string) => Bus<TestEvent, string
   };
 }
 
+/** Nodes A and B of `c`, B following `u:1` (its events' `n` in `seen`, its gaps counted) from the shards' heads. */
+async function watching(c: ReturnType<typeof nodes>): Promise<{ a: Bus<TestEvent, string>; b: Bus<TestEvent, string>; seen: number[]; gaps: () => number }> {
+  const [a, b] = [c.node('a'), c.node('b')];
+  const seen: number[] = [];
+  let gaps = 0;
+  b.subscribe(
+    'u:1',
+    (e) => seen.push(e.event.n),
+    () => (gaps += 1),
+  );
+  await b.head('u:1');
+  return { a, b, seen, gaps: () => gaps };
+}
+
 async function until(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!predicate()) {
@@ -164,16 +178,8 @@ export function redisFanSuite(target: FanTarget): void {
 
     it('entries a node was not pushed are read from the stream, in batches: every event once, in order, no gap', async () => {
       const c = nodes(target);
-      const [a, b] = [c.node('a'), c.node('b')];
       try {
-        const seen: number[] = [];
-        let gaps = 0;
-        b.subscribe(
-          'u:1',
-          (e) => seen.push(e.event.n),
-          () => (gaps += 1),
-        );
-        await b.head('u:1');
+        const { a, seen, gaps } = await watching(c);
         await a.publishMany(['u:1'], { n: 1 }, 'k');
         await until(() => seen.length === 1, 'the first event on B');
         // 1,500 entries appended behind the nodes' backs (as the script would, without the push).
@@ -196,7 +202,7 @@ export function redisFanSuite(target: FanTarget): void {
         await a.publishMany(['u:1'], { n: 1502 }, 'k');
         await until(() => seen.length === 1502, 'every event on B');
         assert.deepEqual(seen, Array.from({ length: 1502 }, (_, i) => i + 1));
-        assert.equal(gaps, 0);
+        assert.equal(gaps(), 0);
       } finally {
         await c.closeAll();
       }
@@ -204,23 +210,15 @@ export function redisFanSuite(target: FanTarget): void {
 
     it("a shard whose history was dropped: listeners are told (a gap), go on with what follows, and the old ids reset", async () => {
       const c = nodes(target);
-      const [a, b] = [c.node('a'), c.node('b')];
       try {
-        const seen: number[] = [];
-        let gaps = 0;
-        b.subscribe(
-          'u:1',
-          (e) => seen.push(e.event.n),
-          () => (gaps += 1),
-        );
-        await b.head('u:1');
+        const { a, b, seen, gaps } = await watching(c);
         const first = await a.publishMany(['u:1'], { n: 1 }, 'k');
         await until(() => seen.length === 1, 'the first event on B');
         const admin = target.admin();
         for (let k = 0; k < SHARDS; k += 1) await admin.del(`${c.prefix}bus:{fan:${k}}:s`, `${c.prefix}bus:{fan:${k}}:m`);
         await a.publishMany(['u:1'], { n: 2 }, 'k');
         await until(() => seen.length === 2, 'the event after the loss on B');
-        assert.equal(gaps, 1);
+        assert.equal(gaps(), 1);
         assert.deepEqual(seen, [1, 2]);
         assert.deepEqual(await b.readSince('u:1', first[0]!), { reset: true });
       } finally {
@@ -231,23 +229,15 @@ export function redisFanSuite(target: FanTarget): void {
     if (target.killByName) {
       it("a reader whose connection was cut goes on where it was: nothing missed, no gap", async () => {
         const c = nodes(target);
-        const [a, b] = [c.node('a'), c.node('b')];
         try {
-          const seen: number[] = [];
-          let gaps = 0;
-          b.subscribe(
-            'u:1',
-            (e) => seen.push(e.event.n),
-            () => (gaps += 1),
-          );
-          await b.head('u:1');
+          const { a, seen, gaps } = await watching(c);
           for (let n = 1; n <= 5; n += 1) await a.publishMany(['u:1', 'u:2'], { n }, 'k');
           await until(() => seen.length === 5, 'five on B');
           assert.ok((await target.killByName!('b:fan:')) >= 1, 'a reader connection of B was cut');
           for (let n = 6; n <= 10; n += 1) await a.publishMany(['u:1', 'u:2'], { n }, 'k');
           await until(() => seen.length === 10, 'ten on B');
           assert.deepEqual(seen, Array.from({ length: 10 }, (_, i) => i + 1));
-          assert.equal(gaps, 0);
+          assert.equal(gaps(), 0);
         } finally {
           await c.closeAll();
         }
