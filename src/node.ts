@@ -19,6 +19,7 @@ import { ProfileWrites } from './identity/profile-writes.ts';
 import { createIdentityDirectory } from './identity/index.ts';
 import { IdentityService } from './identity/identity-service.ts';
 import { createLogger, type Logger } from './log/index.ts';
+import { BusErrorReport } from './metrics/bus-errors.ts';
 import { Metrics } from './metrics/index.ts';
 import { loadVapidKeys } from './push/vapid.ts';
 import { createPushSenders, PushGiveUps, PushWorker, registerPushMetrics } from './push/index.ts';
@@ -85,9 +86,12 @@ export async function startNode(config: Config): Promise<RunningNode> {
   await identity.start();
   const pushGiveUps = new PushGiveUps(log);
   const redisHealth = new RedisHealth();
+  // Gaps and failed listeners, counted and logged once per kind and second (a fan log gap reaches
+  // every fanned channel at once).
+  const busErrors = new BusErrorReport(metrics.registry, (obj, msg) => log.warn(obj, msg));
   const drivers = await openDrivers(cfg, {
     redisHealth,
-    onBusListenerError: (err, channel) => log.warn({ err: (err as Error).message, channel }, 'bus listener failed'),
+    onBusListenerError: busErrors.handle,
     onPushGiveUp: pushGiveUps.handle,
   });
   const { store, bus, presence, rateLimiter } = drivers;
@@ -263,6 +267,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
         await pushWorker?.close();
         await presence.close();
         await bus.close();
+        busErrors.flush();
         await store.close();
         await metricsServer.close();
         log.info('chat node stopped');

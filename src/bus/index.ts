@@ -10,6 +10,7 @@ export type * from './types.ts';
 export { BusClosedError, MAX_FAN_SHARDS, QueueFullError, defaultRetry } from './types.ts';
 export { conversationChannel, parseChannel, userChannel, type ParsedChannel } from './channels.ts';
 export { LiveGapError } from './redis-event-streams.ts';
+export { FanGapError } from './redis-fan-log.ts';
 
 export function createBus<E, J>(config: BusConfig): Bus<E, J> {
   switch (config.driver) {
