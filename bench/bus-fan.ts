@@ -8,7 +8,8 @@
  * them (round robin), then BENCH_FAN_RATE (600) publishMany/s for BENCH_SECONDS from the three in
  * turn, the conversation as the key; Redis CPU is `used_cpu_sys + used_cpu_user` of INFO cpu
  * before and after, per message. Every delivery is counted (none may be missing). The floor: PINGs
- * one at a time, back to back and one per millisecond.
+ * one at a time, back to back and one per millisecond, and 2,000 pipelined (a busy Redis).
+ * BENCH_FAN_ARMS=fan measures the fan log alone (for rates the per-channel streams cannot take).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { Redis } from 'ioredis';
@@ -47,7 +48,9 @@ async function run(url: string, admin: Redis, fan: boolean, members: number, rat
     const start = Date.now();
     for (let k = 0; k < total; k += 1) {
       const g = k % 10;
-      void nodes[k % 3]!.publishMany(groups[g]!, { n: k, body: 'a group chat message of a typical length, with a few words in it' }, `conversation-${g}`);
+      // An overloaded arm may still have publishes on their way when its buses close: those fail
+      // (counted as missing deliveries), and must not end the bench as unhandled rejections.
+      nodes[k % 3]!.publishMany(groups[g]!, { n: k, body: 'a group chat message of a typical length, with a few words in it' }, `conversation-${g}`).catch(() => undefined);
       const wait = start + ((k + 1) * 1000) / rate - Date.now();
       if (wait > 1) await sleep(wait);
     }
@@ -60,12 +63,13 @@ async function run(url: string, admin: Redis, fan: boolean, members: number, rat
   }
 }
 
-async function pingCost(admin: Redis, conn: Redis, paced: boolean): Promise<number> {
+async function pingCost(admin: Redis, conn: Redis, mode: 'pipelined' | 'back-to-back' | 'paced'): Promise<number> {
   const n = 2000;
   const before = await redisCpu(admin);
-  for (let i = 0; i < n; i += 1) {
+  if (mode === 'pipelined') await Promise.all(Array.from({ length: n }, () => conn.ping()));
+  for (let i = 0; mode !== 'pipelined' && i < n; i += 1) {
     await conn.ping();
-    if (paced) await sleep(1);
+    if (mode === 'paced') await sleep(1);
   }
   const after = await redisCpu(admin);
   return Math.round(((after - before) / n) * 1e7) / 10;
@@ -77,6 +81,11 @@ export const scenario: Scenario = {
   async run(settings, log) {
     const rate = Number(process.env.BENCH_FAN_RATE ?? 600);
     if (!Number.isInteger(rate) || rate < 1 || rate > 20_000) throw new BenchError(`BENCH_FAN_RATE must be an integer from 1 to 20000 (got "${process.env.BENCH_FAN_RATE}")`);
+    // BENCH_FAN_ARMS: `channels,fan` (default) or one of them (a stream per member channel cannot
+    // keep up at a few thousand messages/s: measure the fan log alone there).
+    const armNames = (process.env.BENCH_FAN_ARMS ?? 'channels,fan').split(',').map((a) => a.trim());
+    if (armNames.length === 0 || armNames.some((a) => a !== 'channels' && a !== 'fan')) throw new BenchError(`BENCH_FAN_ARMS must list channels and/or fan (got "${process.env.BENCH_FAN_ARMS}")`);
+    const arms = [false, true].filter((fan) => armNames.includes(fan ? 'fan' : 'channels'));
     const port = await freePort();
     const [command, args] = pinnedCommand('target', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning']);
     const proc = spawn(command, args, { stdio: 'ignore' });
@@ -93,12 +102,13 @@ export const scenario: Scenario = {
     try {
       await Promise.all([admin.ping(), conn.ping()]);
       log(`redis on ${port}; the floor: one PING at a time`);
-      const ping = await pingCost(admin, conn, false);
-      const pingPaced = await pingCost(admin, conn, true);
-      const figures: Record<string, number> = { redis_cpu_us_per_ping: ping, redis_cpu_us_per_ping_paced: pingPaced };
+      const ping = await pingCost(admin, conn, 'back-to-back');
+      const pingPaced = await pingCost(admin, conn, 'paced');
+      const pingPipelined = await pingCost(admin, conn, 'pipelined');
+      const figures: Record<string, number> = { redis_cpu_us_per_ping: ping, redis_cpu_us_per_ping_paced: pingPaced, redis_cpu_us_per_ping_pipelined: pingPipelined };
       let missing = 0;
       for (const members of [10, 50]) {
-        for (const fan of [false, true]) {
+        for (const fan of arms) {
           const name = `${fan ? 'fan' : 'channels'}_${members}`;
           log(`${name}: ${rate} messages/s of ${members} members for ${settings.seconds} s through 3 nodes`);
           const r = await run(url, admin, fan, members, rate, settings.seconds);
@@ -111,10 +121,11 @@ export const scenario: Scenario = {
       return {
         measurements: [],
         figures,
-        goals: [goal('redis_cpu_us_per_message_fan_10', figures.redis_cpu_us_per_message_fan_10!, '<=', 30), goal('missing', missing, '<=', 0)],
+        goals: [...(arms.includes(true) ? [goal('redis_cpu_us_per_message_fan_10', figures.redis_cpu_us_per_message_fan_10!, '<=', 30)] : []), goal('missing', missing, '<=', 0)],
         notes: [
           'channels_N: a stream per member channel (a publish script per member); fan_N: the fan log, one shard (CHAT_REDIS_FAN_SHARDS=1): one script per message, read by each node',
           'redis_cpu_us_per_ping(_paced): Redis CPU of one PING round trip, back to back (paced: one per ms): what any one command costs Redis here before it does anything',
+          'redis_cpu_us_per_ping_pipelined: 2,000 PINGs sent at once: what a command costs a busy Redis, which reads many per wake-up',
         ],
       };
     } finally {
