@@ -226,6 +226,28 @@ export function redisFanSuite(target: FanTarget): void {
       }
     });
 
+    it('a shard whose stream alone was lost goes on in its epoch: a listener at the newest entry sees no gap, a resume from before the loss is a reset', async () => {
+      const c = nodes(target);
+      try {
+        const { a, b, seen, gaps } = await watching(c);
+        const ids: string[] = [];
+        for (let n = 1; n <= 3; n += 1) ids.push((await a.publishMany(['u:1'], { n }, 'k'))[0]!);
+        await until(() => seen.length === 3, 'three on B');
+        await target.admin().del(`${c.prefix}bus:{fan:${fanShardOf('k', SHARDS)}}:s`);
+        const after = (await a.publishMany(['u:1'], { n: 4 }, 'k'))[0]!;
+        await until(() => seen.length === 4, 'the fourth on B');
+        assert.deepEqual(seen, [1, 2, 3, 4]);
+        assert.equal(gaps(), 0, 'nothing after the newest entry was lost');
+        assert.deepEqual(await b.readSince('u:1', ids[0]!), { reset: true }, 'the second and third are gone');
+        const fromNewest = await b.readSince('u:1', ids[2]!);
+        assert.ok(!fromNewest.reset);
+        assert.deepEqual(fromNewest.events.map((e) => e.event.n), [4]);
+        assert.equal(fromNewest.events[0]!.id, after);
+      } finally {
+        await c.closeAll();
+      }
+    });
+
     if (target.killByName) {
       it("a reader whose connection was cut goes on where it was: nothing missed, no gap", async () => {
         const c = nodes(target);

@@ -30,13 +30,15 @@ if not now then
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- As publish.lua: a history exists when both keys do, or for an empty epoch fixed by head.lua.
+-- A history exists while the meta hash does. Unlike publish.lua, a stream lost on its own
+-- (deleted, evicted) while its meta stayed continues the epoch: every entry names its
+-- predecessor (p), so a reader behind the lost entries still finds the gap (live in
+-- redis-fan-log.ts, on a resume in fan-read-since.lua), and one at the newest entry lost nothing. That saves an EXISTS per
+-- message: each redis.call costs a busy Redis several µs of glue (docs/benchmarks.md).
 local state = redis.call('HMGET', meta, 'epoch', 'last')
 local epoch, stored = state[1], state[2]
 local last = false
-if epoch and stored == '0-0' then
-  last = stored
-elseif epoch and redis.call('EXISTS', stream) == 1 then
+if epoch and stored then
   last = stored
 else
   redis.call('DEL', stream, meta)
