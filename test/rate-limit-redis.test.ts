@@ -126,6 +126,30 @@ describe('RedisRateLimiter as a shared driver', () => {
     }
   });
 
+  it('sets the expiry when a window starts, not again on later hits of that window', async () => {
+    const rl = limiter();
+    const probe = connect(server.url, 'probe');
+    const key = `expiry:${randomUUID()}`;
+    const rule = { limit: 5, windowSeconds: 10 };
+    const stored = `${PREFIX}rl:${key}`;
+    try {
+      await rl.consume(key, rule, T0 + 1_000);
+      const first = await probe.pttl(stored);
+      assert.ok(first > 16_000 && first <= 19_000, `a new key: ws + 2w - now = 19 s (pttl ${first})`);
+      await probe.pexpire(stored, 1_000_000);
+      assert.equal((await rl.consume(key, rule, T0 + 2_000)).allowed, true);
+      assert.deepEqual(await probe.hgetall(stored), { s: String(T0), p: '0', c: '2' });
+      assert.ok((await probe.pttl(stored)) > 900_000, 'a later hit of the window kept the expiry (HSET keeps it; the deadline is the same)');
+      assert.equal((await rl.consume(key, rule, T0 + 12_000)).allowed, true);
+      assert.deepEqual(await probe.hgetall(stored), { s: String(T0 + 10_000), p: '2', c: '1' });
+      const rolled = await probe.pttl(stored);
+      assert.ok(rolled > 15_000 && rolled <= 18_000, `the next window set it again: 18 s (pttl ${rolled})`);
+    } finally {
+      await rl.close();
+      await probe.quit();
+    }
+  });
+
   it('rejects (rather than hangs) when its Redis stops', { timeout: 15_000 }, async () => {
     const own = await startTestRedis();
     const rl = limiter(own.url);

@@ -66,9 +66,13 @@ local used = prev * (w - elapsed) + curr * w
 
 -- The key vanishes once both counters weigh nothing: at ws + 2w on the caller's clock, set as a
 -- relative TTL because the caller's `now` need not be Redis's clock. Always > w, since t < ws + w.
+-- Set when the window starts (a new key, a roll): later hits of the window would set the same
+-- deadline again (HSET keeps a key's expiry), so they skip the call, a few µs of Redis each.
 local function save()
   redis.call('HSET', KEYS[1], 's', int(ws), 'p', int(prev), 'c', int(curr))
-  redis.call('PEXPIRE', KEYS[1], int(ws + 2 * w - t))
+  if rolled or not held[1] then
+    redis.call('PEXPIRE', KEYS[1], int(ws + 2 * w - t))
+  end
 end
 
 if used + w <= capacity then
