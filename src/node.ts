@@ -24,6 +24,7 @@ import { Metrics } from './metrics/index.ts';
 import { loadVapidKeys } from './push/vapid.ts';
 import { createPushSenders, PushGiveUps, PushWorker, registerPushMetrics } from './push/index.ts';
 import { ActorHost } from './actors/index.ts';
+import { registerActorMetrics } from './actors/actor-metrics.ts';
 import { openDrivers } from './drivers.ts';
 import { startSharding } from './sharding/index.ts';
 import { registerShardingMetrics } from './sharding/metrics.ts';
@@ -141,6 +142,7 @@ export async function startNode(config: Config): Promise<RunningNode> {
     pushWorker.start();
   }
   const actors = new ActorHost({ store, bus, enqueuePush: pushOn, presence, log: { warn: (obj, msg) => log.warn(obj, msg) } });
+  registerActorMetrics(metrics.registry, () => actors.stats());
   // In a cluster, conversation operations go to the owning node (ring over Redis membership);
   // the local host runs what this node owns.
   const cluster = cfg.cluster;

@@ -96,6 +96,13 @@ describe('metrics', () => {
     assert.match(text, /^chat_store_write_ops_total\{outcome="failed"\} \d+$/m);
     assert.match(text, /^chat_store_group_commit_retries_total \d+$/m);
     assert.match(text, /^chat_store_writes_in_flight \d+$/m);
+    // The actor host's counters and the bus's delivery problems, at zero or more.
+    for (const name of ['chat_actor_activations_total', 'chat_actor_passivations_total', 'chat_actor_fenced_total', 'chat_actor_event_publish_failures_total', 'chat_push_jobs_dropped_total']) {
+      assert.match(text, new RegExp(`^# TYPE ${name} counter$`, 'm'), name);
+      assert.match(text, new RegExp(`^${name} \\d+$`, 'm'), name);
+    }
+    assert.match(text, /^chat_actors \d+$/m);
+    assert.match(text, /^# TYPE chat_bus_listener_errors_total counter$/m);
   });
 
   test('the metrics port serves only /metrics', async () => {
