@@ -6,9 +6,8 @@
  * are counted (`chat_bus_listener_errors_total{kind="gap"|"listener"}`) and logged once per
  * kind and error message per window (1 s), with how many channels had it and one of them.
  */
-import type { Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { FanGapError, LiveGapError } from '../bus/index.ts';
-import { EventCounter } from './request-series.ts';
 
 export type BusErrorKind = 'gap' | 'listener';
 
@@ -20,7 +19,7 @@ interface Pending {
 }
 
 export class BusErrorReport {
-  private readonly counter: EventCounter<BusErrorKind>;
+  private readonly counter: Counter<'kind'>;
   private readonly pending = new Map<string, Pending>();
   private timer: NodeJS.Timeout | null = null;
 
@@ -29,13 +28,20 @@ export class BusErrorReport {
     private readonly log: (obj: Record<string, unknown>, msg: string) => void,
     private readonly windowMs = 1000,
   ) {
-    this.counter = new EventCounter(registry, 'chat_bus_listener_errors_total', 'Live delivery problems per channel: gap (events lost, the streams resume), listener (a listener threw)', 'kind');
+    this.counter = new Counter({
+      name: 'chat_bus_listener_errors_total',
+      help: 'Live delivery problems per channel: gap (events lost, the streams resume), listener (a listener threw)',
+      labelNames: ['kind'],
+      registers: [registry],
+    });
+    // Both series from the start (at 0), so a dashboard's rate() has something to read.
+    for (const kind of ['gap', 'listener'] as const) this.counter.inc({ kind }, 0);
   }
 
   /** The bus's onListenerError. */
   readonly handle = (error: unknown, channel: string): void => {
     const kind: BusErrorKind = error instanceof LiveGapError || error instanceof FanGapError ? 'gap' : 'listener';
-    this.counter.inc(kind);
+    this.counter.inc({ kind });
     const message = error instanceof Error ? error.message : String(error);
     const key = `${kind}\u0000${message}`;
     const p = this.pending.get(key);
