@@ -9,7 +9,8 @@
  *                                                 is stored), live delivery of it was missed
  *   chat_push_jobs_dropped_total                  push jobs the bus refused (queue full)
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { scrapedCounter } from '../metrics/scraped.ts';
 import type { ActorHostStats } from './types.ts';
 
 export function registerActorMetrics(registry: Registry, stats: () => ActorHostStats): void {
@@ -21,17 +22,7 @@ export function registerActorMetrics(registry: Registry, stats: () => ActorHostS
       this.set(stats().actors);
     },
   });
-  const counter = (name: string, help: string, read: (s: ActorHostStats) => number): void => {
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read(stats()));
-      },
-    });
-  };
+  const counter = (name: string, help: string, read: (s: ActorHostStats) => number): void => scrapedCounter(registry, name, help, () => read(stats()));
   counter('chat_actor_activations_total', 'Conversation actors loaded (their state read from the store)', (s) => s.activations);
   counter('chat_actor_passivations_total', 'Idle conversation actors dropped from memory', (s) => s.passivations);
   counter('chat_actor_fenced_total', 'Conversation actors that found a newer owner had taken over', (s) => s.fenced);

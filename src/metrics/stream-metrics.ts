@@ -14,6 +14,7 @@
  * No other labels: a stream's user, channel or tenant is an id, and ids never become labels.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { scrapedCounter } from './scraped.ts';
 
 /** What the metrics read of a node's streams (src/realtime/hub.ts `Hub` is one). */
 export interface StreamSource {
@@ -46,17 +47,7 @@ export function registerStreamMetrics(registry: Registry, source: StreamSource):
       this.set(source.channelCount);
     },
   });
-  const counter = (name: string, help: string, read: () => number): void => {
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
-  };
+  const counter = (name: string, help: string, read: () => number): void => scrapedCounter(registry, name, help, read);
   counter('chat_realtime_streams_opened_total', 'Realtime streams accepted (credential valid, headers sent)', () => source.stats.opened);
   counter('chat_realtime_streams_closed_total', 'Realtime streams ended: client gone, credential expired, cut off, or node shutdown', () => source.stats.closed);
   counter('chat_realtime_slow_consumers_total', 'Realtime streams cut off because their unsent output passed CHAT_REALTIME_MAX_BUFFERED_BYTES', () => source.stats.cutOff);
