@@ -248,6 +248,29 @@ export function redisFanSuite(target: FanTarget): void {
       }
     });
 
+    it("ids only grow, even where the server's clock is behind the shard's newest id (its stream lost alone)", async () => {
+      const c = nodes(target);
+      try {
+        const { a } = await watching(c);
+        await a.publishMany(['u:1'], { n: 1 }, 'k');
+        const k = fanShardOf('k', SHARDS);
+        const stream = `${c.prefix}bus:{fan:${k}}:s`;
+        const meta = `${c.prefix}bus:{fan:${k}}:m`;
+        const admin = target.admin();
+        const ahead = Date.now() + 3_600_000;
+        await admin.del(stream);
+        await admin.hset(meta, 'last', `${ahead}-5`);
+        await a.publishMany(['u:1'], { n: 2 }, 'k');
+        const entries = (await admin.xrange(stream, '-', '+')) as Array<[string, string[]]>;
+        assert.equal(entries.length, 1, 'the entry at the clock was replaced, not kept beside');
+        assert.equal(entries[0]![0], `${ahead}-6`);
+        assert.equal(entries[0]![1][3], `${ahead}-5`, 'p: the newest id before it');
+        assert.equal(await admin.hget(meta, 'last'), `${ahead}-6`);
+      } finally {
+        await c.closeAll();
+      }
+    });
+
     if (target.killByName) {
       it("a reader whose connection was cut goes on where it was: nothing missed, no gap", async () => {
         const c = nodes(target);

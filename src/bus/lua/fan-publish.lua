@@ -24,17 +24,16 @@
 
 local stream, meta = KEYS[1], KEYS[2]
 
+-- The publish time: the caller's (tests inject it), or the server's clock, which XADD's own id
+-- ('*') takes without a TIME call.
 local now = tonumber(ARGV[4])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 
 -- A history exists while the meta hash does. Unlike publish.lua, a stream lost on its own
 -- (deleted, evicted) while its meta stayed continues the epoch: every entry names its
 -- predecessor (p), so a reader behind the lost entries still finds the gap (live in
--- redis-fan-log.ts, on a resume in fan-read-since.lua), and one at the newest entry lost nothing. That saves an EXISTS per
--- message: each redis.call costs a busy Redis several µs of glue (docs/benchmarks.md).
+-- redis-fan-log.ts, on a resume in fan-read-since.lua), and one at the newest entry lost
+-- nothing. That saves an EXISTS per message: each redis.call costs a busy Redis several µs of
+-- glue (docs/benchmarks.md).
 local state = redis.call('HMGET', meta, 'epoch', 'last')
 local epoch, stored = state[1], state[2]
 local last = false
@@ -45,22 +44,43 @@ else
   epoch = ARGV[1]
 end
 
-local ms, seq = now, 0
+local function parse(id)
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(seq)
+end
+
+-- Ids increase: never at or below `last`, whatever the clocks say.
+local lms, lseq = -1, 0
 if last then
-  local lms, lseq = string.match(last, '^(%d+)-(%d+)$')
-  lms, lseq = tonumber(lms), tonumber(lseq)
-  if lms >= ms then
-    ms, seq = lms, lseq + 1
+  lms, lseq = parse(last)
+end
+local function append(id)
+  return redis.call('XADD', stream, 'MAXLEN', '~', ARGV[6], id, 'e', epoch, 'p', last or '', 'm', ARGV[3], 'd', ARGV[2])
+end
+local id
+if now then
+  if lms >= now then
+    id = append(string.format('%.0f-%.0f', lms, lseq + 1))
+  else
+    id = append(string.format('%.0f-0', now))
+  end
+else
+  -- '*' is above the stream's own newest id; only a stream lost alone, under a server clock
+  -- behind `last`, gives one at or below `last`: then that entry is replaced by the next id.
+  id = append('*')
+  local ims, iseq = parse(id)
+  if ims < lms or (ims == lms and iseq <= lseq) then
+    redis.call('XDEL', stream, id)
+    id = append(string.format('%.0f-%.0f', lms, lseq + 1))
   end
 end
-local id = string.format('%.0f-%.0f', ms, seq)
+local ms = parse(id)
 
-redis.call('XADD', stream, 'MAXLEN', '~', ARGV[6], id, 'e', epoch, 'p', last or '', 'm', ARGV[3], 'd', ARGV[2])
 -- The age trim once per second of publish time (the first entry of each second, and every entry
 -- of a shard quieter than that): entries a second past maxAgeMs may stay, and readers apply the
 -- exact limit anyway.
-if not last or math.floor(ms / 1000) ~= math.floor(tonumber(string.match(last, '^(%d+)')) / 1000) then
-  redis.call('XTRIM', stream, 'MINID', '~', string.format('%.0f', math.max(0, now - tonumber(ARGV[5]))))
+if math.floor(ms / 1000) ~= math.floor(lms / 1000) then
+  redis.call('XTRIM', stream, 'MINID', '~', string.format('%.0f', math.max(0, ms - tonumber(ARGV[5]))))
 end
 redis.call('HSET', meta, 'epoch', epoch, 'last', id)
 redis.call(ARGV[8] == 'sharded' and 'SPUBLISH' or 'PUBLISH', ARGV[7], epoch .. ' ' .. id .. ' ' .. (last or '') .. ARGV[3] .. ARGV[2])
