@@ -74,19 +74,34 @@ export async function startTestRedisCluster(o: TestRedisClusterOptions = {}): Pr
     );
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  try {
-    for (let i = 0; i < count; i += 1) {
-      const node = { port: await freePort(), busPort: await freePort() };
-      const child = reapOnExit(spawn('redis-server', [...redisClusterNodeArgs(node, dir, { nodeTimeoutMs: o.nodeTimeoutMs }), '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'ignore'] }));
-      nodes.push({ ...node, child });
-    }
-    for (const n of nodes) {
-      const deadline = Date.now() + 10_000;
-      while (!(await redisPing(n.port))) {
-        if (n.child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server on ${n.port} did not start`);
-        await new Promise((r) => setTimeout(r, 50));
+  // Ports distinct within this cluster: the kernel can hand one free port out twice in a row,
+  // and two nodes given one port (or a node whose port and bus port are the same) stop at once.
+  const used = new Set<number>();
+  const distinctPort = async (): Promise<number> => {
+    for (;;) {
+      const port = await freePort();
+      if (!used.has(port)) {
+        used.add(port);
+        return port;
       }
     }
+  };
+  /** One node, up and answering; other ports when it stops at once (a port taken meanwhile). */
+  const startNode = async (): Promise<TestRedisClusterNode> => {
+    for (let attempt = 1; ; attempt += 1) {
+      const node = { port: await distinctPort(), busPort: await distinctPort() };
+      const child = reapOnExit(spawn('redis-server', [...redisClusterNodeArgs(node, dir, { nodeTimeoutMs: o.nodeTimeoutMs }), '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'ignore'] }));
+      const deadline = Date.now() + 10_000;
+      while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
+        if ((await redisPing(node.port)) && child.exitCode === null) return { ...node, child };
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      child.kill('SIGKILL');
+      if (attempt === 3) throw new Error(`redis-server on ${node.port} did not start (3 attempts on other ports)`);
+    }
+  };
+  try {
+    for (let i = 0; i < count; i += 1) nodes.push(await startNode());
     await createRedisCluster(nodes, replicas);
     await waitRedisCluster(nodes);
   } catch (error) {
